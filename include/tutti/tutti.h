@@ -1,0 +1,157 @@
+/*
+ * tutti: collective communication for HPC clusters.
+ *
+ * An MPI-like C API. MPI bootstraps the job; tutti_comm_create turns an MPI
+ * communicator into a tutti communicator whose collectives run tutti's own
+ * algorithms over UCX (or MPI point-to-point), falling back to the MPI
+ * library's collective where no tutti algorithm fits.
+ *
+ * Every function returns a tutti_status_t (as int). On failure
+ * tutti_last_error() says what went wrong, for the calling thread.
+ *
+ * Threading: a communicator must be used by one thread at a time.
+ */
+#ifndef TUTTI_TUTTI_H
+#define TUTTI_TUTTI_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TUTTI_VERSION_MAJOR 0
+#define TUTTI_VERSION_MINOR 1
+#define TUTTI_VERSION_PATCH 0
+
+typedef enum {
+  TUTTI_SUCCESS = 0,
+  TUTTI_ERR_INVALID_ARGUMENT,
+  TUTTI_ERR_UNSUPPORTED,
+  TUTTI_ERR_TIMEOUT,
+  TUTTI_ERR_TRANSPORT,
+  TUTTI_ERR_OUT_OF_MEMORY,
+  TUTTI_ERR_MISMATCH,
+  TUTTI_ERR_INTERNAL
+} tutti_status_t;
+
+typedef enum {
+  TUTTI_INT8,
+  TUTTI_UINT8,
+  TUTTI_INT32,
+  TUTTI_UINT32,
+  TUTTI_INT64,
+  TUTTI_UINT64,
+  TUTTI_FLOAT16,
+  TUTTI_BFLOAT16,
+  TUTTI_FLOAT32,
+  TUTTI_FLOAT64
+} tutti_datatype_t;
+
+/* TUTTI_AVG is the sum divided by the number of ranks (integers: truncating
+ * division of the sum, which wraps like the type's own arithmetic). */
+typedef enum { TUTTI_SUM, TUTTI_PROD, TUTTI_MIN, TUTTI_MAX, TUTTI_AVG } tutti_op_t;
+
+typedef struct tutti_comm *tutti_comm_t;
+typedef struct tutti_request *tutti_request_t;
+
+/* Same meaning as MPI_IN_PLACE (which tutti also accepts). */
+#define TUTTI_IN_PLACE ((void *)2)
+
+/* ---- communicators ---------------------------------------------------- */
+int tutti_comm_create(MPI_Comm mpi_comm, tutti_comm_t *comm); /* collective over mpi_comm */
+int tutti_comm_destroy(tutti_comm_t comm);                     /* collective; NULL is a no-op */
+int tutti_comm_rank(tutti_comm_t comm, int *rank);
+int tutti_comm_size(tutti_comm_t comm, int *size);
+
+/* ---- errors ------------------------------------------------------------- */
+const char *tutti_strerror(int status);
+const char *tutti_last_error(void); /* per-thread detail of the last failure */
+const char *tutti_version(void);
+
+/* ---- blocking collectives (MPI semantics, counts in elements) ----------- */
+int tutti_allreduce(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
+                    tutti_op_t op, tutti_comm_t comm);
+int tutti_reduce(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
+                 tutti_op_t op, int root, tutti_comm_t comm);
+int tutti_bcast(void *buf, size_t count, tutti_datatype_t dt, int root, tutti_comm_t comm);
+/* count per rank */
+int tutti_allgather(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
+                    tutti_comm_t comm);
+/* like MPI_Reduce_scatter_block */
+int tutti_reduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                         tutti_datatype_t dt, tutti_op_t op, tutti_comm_t comm);
+int tutti_gather(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt, int root,
+                 tutti_comm_t comm);
+int tutti_scatter(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt, int root,
+                  tutti_comm_t comm);
+int tutti_alltoall(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
+                   tutti_comm_t comm);
+/* counts and displacements in elements */
+int tutti_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                    void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                    tutti_datatype_t dt, tutti_comm_t comm);
+int tutti_barrier(tutti_comm_t comm);
+
+/* ---- point-to-point (tag >= 0) ------------------------------------------ */
+int tutti_send(const void *buf, size_t count, tutti_datatype_t dt, int peer, int tag,
+               tutti_comm_t comm);
+int tutti_recv(void *buf, size_t count, tutti_datatype_t dt, int peer, int tag, tutti_comm_t comm);
+
+/* ---- non-blocking: same arguments plus a request ------------------------ */
+int tutti_iallreduce(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
+                     tutti_op_t op, tutti_comm_t comm, tutti_request_t *req);
+int tutti_ireduce(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
+                  tutti_op_t op, int root, tutti_comm_t comm, tutti_request_t *req);
+int tutti_ibcast(void *buf, size_t count, tutti_datatype_t dt, int root, tutti_comm_t comm,
+                 tutti_request_t *req);
+int tutti_iallgather(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
+                     tutti_comm_t comm, tutti_request_t *req);
+int tutti_ireduce_scatter(const void *sendbuf, void *recvbuf, size_t recvcount,
+                          tutti_datatype_t dt, tutti_op_t op, tutti_comm_t comm,
+                          tutti_request_t *req);
+int tutti_igather(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt, int root,
+                  tutti_comm_t comm, tutti_request_t *req);
+int tutti_iscatter(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
+                   int root, tutti_comm_t comm, tutti_request_t *req);
+int tutti_ialltoall(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
+                    tutti_comm_t comm, tutti_request_t *req);
+int tutti_ialltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                     void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                     tutti_datatype_t dt, tutti_comm_t comm, tutti_request_t *req);
+int tutti_ibarrier(tutti_comm_t comm, tutti_request_t *req);
+int tutti_isend(const void *buf, size_t count, tutti_datatype_t dt, int peer, int tag,
+                tutti_comm_t comm, tutti_request_t *req);
+int tutti_irecv(void *buf, size_t count, tutti_datatype_t dt, int peer, int tag, tutti_comm_t comm,
+                tutti_request_t *req);
+
+int tutti_wait(tutti_request_t *req);            /* completes and frees; sets *req = NULL */
+int tutti_test(tutti_request_t *req, int *done); /* frees and sets *req = NULL once done */
+/* Like tutti_wait with its own limit (seconds; 0 = forever) instead of TUTTI_TIMEOUT.
+ * On TUTTI_ERR_TIMEOUT the request is cancelled and freed (*req = NULL). */
+int tutti_wait_timeout(tutti_request_t *req, double seconds);
+
+/* ---- introspection and control ------------------------------------------ */
+/* Forces an algorithm for one collective on this communicator, like the
+ * TUTTI_ALGO_<COLLECTIVE> environment variable ("allreduce", "ring").
+ * algorithm NULL or "" removes the override. */
+int tutti_comm_force_algorithm(tutti_comm_t comm, const char *collective, const char *algorithm);
+/* The algorithm the last collective call on this communicator ran. */
+const char *tutti_comm_last_algorithm(tutti_comm_t comm);
+
+typedef struct {
+  uint64_t collectives;         /* collective calls started */
+  uint64_t mpi_fallbacks;       /* calls that ran the MPI library's own collective */
+  uint64_t refused_fallbacks;   /* calls whose preferred algorithm refused them */
+  uint64_t schedule_cache_hits; /* schedules reused instead of rebuilt */
+  uint64_t schedule_builds;     /* schedules built */
+} tutti_comm_stats_t;
+int tutti_comm_stats(tutti_comm_t comm, tutti_comm_stats_t *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TUTTI_TUTTI_H */

@@ -1,0 +1,105 @@
+// Peer arithmetic shared by the algorithms: block partitions, rings, binomial
+// trees, and the fold of non-power-of-two rank counts into a power of two.
+// Pure functions of (rank, nranks, ...): no transport, no buffers, tested
+// exhaustively in tests/unit/test_patterns.cpp.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace tutti::algos {
+
+// Splits `count` elements into `parts` contiguous blocks whose sizes differ
+// by at most one (the first count % parts blocks are one larger).
+struct BlockPartition {
+  size_t count;
+  int parts;
+  size_t size(int i) const {
+    const size_t base = count / static_cast<size_t>(parts);
+    return base + (static_cast<size_t>(i) < count % static_cast<size_t>(parts) ? 1 : 0);
+  }
+  size_t offset(int i) const {
+    const size_t base = count / static_cast<size_t>(parts);
+    const size_t extra = count % static_cast<size_t>(parts);
+    const size_t ui = static_cast<size_t>(i);
+    return ui * base + (ui < extra ? ui : extra);
+  }
+  // Elements of blocks [first, first + n).
+  size_t span_size(int first, int n) const { return offset(first + n) - offset(first); }
+};
+
+inline int mod(int a, int n) { return ((a % n) + n) % n; }
+
+inline bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
+
+// Largest power of two <= n (n >= 1).
+inline int floor_power_of_two(int n) {
+  int p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
+}
+
+inline int ceil_log2(int n) {
+  int k = 0;
+  while ((1 << k) < n) ++k;
+  return k;
+}
+
+// Binomial tree rooted at `root`: rank r has virtual rank (r - root) mod n;
+// the parent of virtual rank v clears v's lowest set bit; the children of v
+// are v + 2^k for every 2^k below v's lowest set bit (all k for the root).
+struct BinomialTree {
+  int rank, nranks, root;
+
+  int vrank() const { return mod(rank - root, nranks); }
+  int real(int v) const { return (v + root) % nranks; }
+  // -1 for the root.
+  int parent() const {
+    const int v = vrank();
+    return v == 0 ? -1 : real(v & (v - 1));
+  }
+  // Children in order of increasing subtree size (mask 1, 2, 4, ...).
+  std::vector<int> children() const {
+    std::vector<int> out;
+    const int v = vrank();
+    for (int mask = 1; mask < nranks; mask <<= 1) {
+      if (v & mask) break;
+      if (v + mask < nranks) out.push_back(real(v + mask));
+    }
+    return out;
+  }
+  // Number of virtual ranks in the subtree rooted at virtual rank v:
+  // [v, v + subtree_size(v)) in virtual-rank order.
+  int subtree_size(int v) const {
+    int lowbit = v == 0 ? 1 << ceil_log2(nranks) : (v & -v);
+    return (v + lowbit <= nranks ? lowbit : nranks - v);
+  }
+};
+
+// Recursive doubling/halving on a non-power-of-two count: the first 2*extra
+// ranks pair up (even rank r folds into r+1), leaving pof2 participants,
+// renumbered 0..pof2-1. Non-participants ("folded" ranks) hand their data to
+// their partner before and get the result back after.
+struct PowerOfTwoFold {
+  int rank, nranks;
+
+  int pof2() const { return floor_power_of_two(nranks); }
+  int extra() const { return nranks - pof2(); }
+  // True for the even ranks below 2*extra: they sit out the main phase.
+  bool folded() const { return rank < 2 * extra() && rank % 2 == 0; }
+  // The partner a folded rank hands its data to, or a participant below
+  // 2*extra takes data from; -1 for ranks outside the fold.
+  int fold_partner() const {
+    if (rank >= 2 * extra()) return -1;
+    return rank % 2 == 0 ? rank + 1 : rank - 1;
+  }
+  // Participant number of this rank (-1 if folded).
+  int new_rank() const {
+    if (folded()) return -1;
+    return rank < 2 * extra() ? rank / 2 : rank - extra();
+  }
+  // Real rank of participant `nr`.
+  int real_rank(int nr) const { return nr < extra() ? nr * 2 + 1 : nr + extra(); }
+};
+
+}  // namespace tutti::algos

@@ -1,0 +1,55 @@
+#include "algos/registry.hpp"
+
+namespace tutti::algos {
+
+// Each algorithm lives in its own file and is listed here once. Order
+// matters only for listings (tutti-info) and as the tie-break of candidates.
+extern const Algorithm kAllreduceRing;
+extern const Algorithm kBarrierDissemination;
+extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpiReduceScatter,
+    kMpiGather, kMpiScatter, kMpiAlltoall, kMpiAlltoallv, kMpiBarrier;
+
+namespace {
+const Algorithm* const kRegistry[] = {
+    &kAllreduceRing,
+    &kBarrierDissemination,
+    // The MPI library's own collectives: the fallback for every collective.
+    &kMpiAllreduce, &kMpiReduce, &kMpiBcast, &kMpiAllgather, &kMpiReduceScatter, &kMpiGather,
+    &kMpiScatter, &kMpiAlltoall, &kMpiAlltoallv, &kMpiBarrier,
+};
+
+std::vector<Algorithm> flatten() {
+  std::vector<Algorithm> out;
+  for (const Algorithm* a : kRegistry) out.push_back(*a);
+  return out;
+}
+}  // namespace
+
+std::span<const Algorithm> all_algorithms() {
+  static const std::vector<Algorithm> algorithms = flatten();
+  return algorithms;
+}
+
+const Algorithm* find_algorithm(Collective coll, std::string_view name) {
+  for (const Algorithm& a : all_algorithms())
+    if (a.coll == coll && a.name == name) return &a;
+  return nullptr;
+}
+
+std::vector<const Algorithm*> algorithms_for(Collective coll) {
+  std::vector<const Algorithm*> out;
+  for (const Algorithm& a : all_algorithms())
+    if (a.coll == coll) out.push_back(&a);
+  return out;
+}
+
+std::string algorithm_names(Collective coll) {
+  std::string out;
+  for (const Algorithm* a : algorithms_for(coll)) {
+    if (!out.empty()) out += ", ";
+    out += a->name;
+  }
+  return out;
+}
+
+}  // namespace tutti::algos

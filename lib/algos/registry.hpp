@@ -1,0 +1,43 @@
+// The algorithm registry: one entry per (collective, algorithm). An entry
+// says what it supports (refuse() returns why not, or nothing) and builds the
+// schedule for one rank. Tests and tutti-info iterate the registry, so a new
+// algorithm is tested and documented the moment it is registered here.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "coll_args.hpp"
+#include "schedule.hpp"
+#include "topology.hpp"
+
+namespace tutti::algos {
+
+using Refusal = std::optional<std::string>;
+
+struct Algorithm {
+  std::string_view name;  // snake_case, unique per collective
+  Collective coll;
+  std::string_view summary;  // one line for tutti-info
+  // Nothing if this algorithm can run the call, else the reason it cannot.
+  Refusal (*refuse)(const CollArgs& args, const Topology& topo);
+  // Appends this rank's steps. Null for "mpi": the MPI library's own collective.
+  void (*build)(ScheduleBuilder& b);
+
+  bool is_mpi() const { return build == nullptr; }
+};
+
+std::span<const Algorithm> all_algorithms();
+const Algorithm* find_algorithm(Collective coll, std::string_view name);
+// The algorithms registered for one collective, in registry order.
+std::vector<const Algorithm*> algorithms_for(Collective coll);
+// "ring, tree, mpi" for error messages.
+std::string algorithm_names(Collective coll);
+
+// Refusal helper for algorithms with no restrictions.
+inline Refusal accept_all(const CollArgs&, const Topology&) { return std::nullopt; }
+
+}  // namespace tutti::algos

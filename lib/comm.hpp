@@ -1,0 +1,115 @@
+// A tutti communicator: the MPI communicator it came from, the transport its
+// schedules run over, the dispatcher and its configuration, the schedule
+// cache, scratch memory, and the operations in flight.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "config.hpp"
+#include "dispatch.hpp"
+#include "operation.hpp"
+#include "scratch.hpp"
+#include "transport.hpp"
+
+namespace tutti {
+
+struct CommStats {
+  uint64_t collectives = 0;
+  uint64_t mpi_fallbacks = 0;
+  uint64_t refused_fallbacks = 0;
+  uint64_t schedule_cache_hits = 0;
+  uint64_t schedule_builds = 0;
+};
+
+class Comm {
+ public:
+  // Collective over `mpi_comm`. Throws Error.
+  explicit Comm(MPI_Comm mpi_comm);
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const Topology& topology() const { return dispatcher_.topology(); }
+  const Config& config() const { return config_; }
+  const Dispatcher& dispatcher() const { return dispatcher_; }
+  Transport& transport() { return *transport_; }
+  const CommStats& stats() const { return stats_; }
+  const std::string& last_algorithm() const { return last_algorithm_; }
+
+  // Starts a collective (arguments already validated and in-place
+  // normalised by the API layer). Throws Error if it cannot start.
+  std::shared_ptr<Operation> start_collective(const CollArgs& args, const void* in, void* out);
+  // Starts a user send or receive.
+  std::shared_ptr<Operation> start_point_to_point(bool is_send, void* buf, size_t bytes,
+                                                  int peer, int tag);
+  // Waits for `op`, progressing everything in flight; `timeout_s` <= 0
+  // waits forever. On timeout the operation is cancelled.
+  Status wait(Operation& op, double timeout_s);
+  // One round of progress on everything in flight; returns the number of
+  // transport events (0: nothing happened).
+  int progress();
+
+  void force_algorithm(Collective coll, std::string name);
+  // Which algorithm would run `args`, and why (for tutti-info --explain).
+  Decision explain(const CollArgs& args) const;
+
+  // Set once a call timed out or the transport failed: every later call
+  // fails fast instead of waiting on a peer that may be gone.
+  bool failed() const { return failed_; }
+  const std::string& failure() const { return failure_; }
+
+  size_t operations_in_flight() const { return active_.size(); }
+
+ private:
+  struct ScheduleKey {
+    Collective coll;
+    const algos::Algorithm* algorithm;
+    size_t count;
+    Datatype dtype;
+    Op op;
+    int root;
+    bool in_place;
+    MemoryType memory;
+    AlgoParams params;
+    bool operator==(const ScheduleKey&) const = default;
+  };
+  struct ScheduleKeyHash {
+    size_t operator()(const ScheduleKey& k) const;
+  };
+
+  std::shared_ptr<const Schedule> schedule_for(const CollArgs& args,
+                                               const algos::Algorithm& algo);
+  void log_decision(const CollArgs& args, const Decision& d);
+  std::string forced_origin(Collective coll) const;
+
+  MPI_Comm mpi_comm_ = MPI_COMM_NULL;  // private duplicate: bootstrap and "mpi" collectives
+  int rank_ = 0, size_ = 1;
+  Config config_;
+  std::unique_ptr<Transport> transport_;
+  Dispatcher dispatcher_;
+  std::array<std::string, kNumCollectives> forced_;
+  std::array<bool, kNumCollectives> forced_by_api_{};
+  std::unordered_map<ScheduleKey, std::shared_ptr<const Schedule>, ScheduleKeyHash> schedules_;
+  ScratchPool scratch_;
+  std::vector<std::shared_ptr<Operation>> active_;
+  uint32_t next_seq_ = 0;
+  CommStats stats_;
+  std::string last_algorithm_;
+  std::set<std::pair<int, int>> logged_decisions_;  // (collective, log2 size bucket)
+  bool failed_ = false;
+  std::string failure_;
+};
+
+// Groups ranks by node (MPI_COMM_TYPE_SHARED). Collective over comm.
+Topology discover_topology(MPI_Comm comm);
+
+}  // namespace tutti

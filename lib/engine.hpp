@@ -1,0 +1,70 @@
+// The engine: runs one rank's Schedule over a Transport, round by round,
+// without blocking. One ScheduleRun is one collective call in flight.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schedule.hpp"
+#include "transport.hpp"
+
+namespace tutti {
+
+struct Buffers {
+  const void* input = nullptr;
+  void* output = nullptr;
+  void* scratch = nullptr;  // at least schedule.scratch_bytes
+  MemoryType input_mem = MemoryType::Host;
+  MemoryType output_mem = MemoryType::Host;
+  MemoryType scratch_mem = MemoryType::Host;
+};
+
+class ScheduleRun {
+ public:
+  ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> schedule, const Buffers& bufs,
+              uint32_t seq);
+  ~ScheduleRun();
+  ScheduleRun(const ScheduleRun&) = delete;
+  ScheduleRun& operator=(const ScheduleRun&) = delete;
+
+  // Advances as far as possible without waiting; true once finished
+  // (successfully or not: see status()).
+  bool advance();
+  bool finished() const { return finished_; }
+  Status status() const { return status_; }
+  const std::string& error() const { return error_; }
+  // Stops: cancels posted messages; finished() once the transport let go.
+  void cancel(Status why, std::string message);
+  // Peers this rank still waits for in the current round (for timeouts).
+  std::vector<int> waiting_for() const;
+  size_t round() const { return round_; }
+  uint32_t seq() const { return seq_; }
+
+ private:
+  char* address(BufRef ref) const;
+  MemoryType memory(BufRef ref) const;
+  void run_local(const Step& step);
+  bool post_round();
+  bool on_complete(const Step& step, Completion& c);
+  void set_error(Status status, std::string message);
+
+  Transport& transport_;
+  std::shared_ptr<const Schedule> schedule_;
+  Buffers bufs_;
+  uint32_t seq_;
+  size_t round_ = 0;
+  bool round_posted_ = false;
+  bool finished_ = false;
+  bool cancelling_ = false;
+  Status status_ = TUTTI_SUCCESS;
+  std::string error_;
+  // One completion per communication step of the current round; the vector
+  // is sized once (the largest round) so completions never move.
+  std::vector<Completion> completions_;
+  std::vector<uint8_t> handled_;
+  uint32_t outstanding_ = 0;
+};
+
+}  // namespace tutti

@@ -1,0 +1,28 @@
+#include "memory.hpp"
+
+#include <cstring>
+
+#include "host_reduce.hpp"
+#include "status.hpp"
+#include "tutti_config.h"
+
+namespace tutti {
+
+#if !TUTTI_HAVE_CUDA
+MemoryType memory_type_of(const void*) { return MemoryType::Host; }
+
+void local_copy(void* dst, MemoryType, const void* src, MemoryType, size_t bytes) {
+  if (dst != src && bytes) std::memmove(dst, src, bytes);
+}
+
+void local_reduce(void* dst, const void* a, const void* b, size_t count, Datatype dt, Op op,
+                  MemoryType) {
+  host_reduce(dst, a, b, count, dt, op);
+}
+
+void local_divide(void* dst, size_t count, Datatype dt, int divisor, MemoryType) {
+  host_divide(dst, count, dt, divisor);
+}
+#endif
+
+}  // namespace tutti

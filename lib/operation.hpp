@@ -1,0 +1,89 @@
+// An operation in flight on a communicator: what a tutti_request_t holds.
+// Kinds: a schedule run by the engine, the MPI library's own collective, or a
+// user point-to-point message.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine.hpp"
+#include "scratch.hpp"
+#include "transport.hpp"
+
+namespace tutti {
+
+class Operation {
+ public:
+  virtual ~Operation() = default;
+  // Advances without blocking; true once finished (see status()).
+  bool poll() {
+    if (!finished_) finished_ = advance();
+    return finished_;
+  }
+  bool finished() const { return finished_; }
+  // Stops the operation with an error; it finishes once it let go of buffers.
+  virtual void cancel(Status why, const std::string& message) = 0;
+  // Peers this rank still waits for (for timeout messages), if known.
+  virtual std::vector<int> waiting_for() const { return {}; }
+
+  Status status() const { return status_; }
+  const std::string& error() const { return error_; }
+  // "allreduce #12 (ring)": for debug and error messages.
+  const std::string& description() const { return description_; }
+
+ protected:
+  // One step of progress; true once finished. Called only until it is.
+  virtual bool advance() = 0;
+  explicit Operation(std::string description) : description_(std::move(description)) {}
+  void finish_with(Status status, std::string error) {
+    if (status_ == TUTTI_SUCCESS) {
+      status_ = status;
+      error_ = std::move(error);
+    }
+  }
+
+ private:
+  bool finished_ = false;
+  Status status_ = TUTTI_SUCCESS;
+  std::string error_;
+  std::string description_;
+};
+
+// A schedule run by the engine, with its scratch memory borrowed from the
+// communicator's pool for as long as it runs.
+class ScheduleOp : public Operation {
+ public:
+  ScheduleOp(std::string description, Transport& transport,
+             std::shared_ptr<const Schedule> schedule, Buffers bufs, uint32_t seq,
+             ScratchLease scratch);
+  bool advance() override;
+  void cancel(Status why, const std::string& message) override;
+  std::vector<int> waiting_for() const override { return run_.waiting_for(); }
+
+ private:
+  ScratchLease scratch_;
+  ScheduleRun run_;
+};
+
+// One user send or receive.
+class PointToPointOp : public Operation {
+ public:
+  PointToPointOp(std::string description, Transport& transport, int peer);
+  // Posts; a non-success status means nothing was posted.
+  [[nodiscard]] Status post_send(Tag tag, const void* buf, size_t bytes, MemoryType mem);
+  [[nodiscard]] Status post_recv(Tag tag, void* buf, size_t bytes, MemoryType mem);
+  bool advance() override;
+  void cancel(Status why, const std::string& message) override;
+  std::vector<int> waiting_for() const override;
+
+ private:
+  Transport& transport_;
+  int peer_;
+  size_t expected_bytes_ = 0;
+  bool is_recv_ = false;
+  bool cancelled_ = false;
+  Completion completion_;
+};
+
+}  // namespace tutti

@@ -1,0 +1,137 @@
+// A schedule is what one rank does for one collective: sends, receives,
+// receive-and-reduce, local copies and reductions, grouped in rounds. It
+// refers to memory only as (buffer kind, byte offset), never by address, so
+// it can be cached by the call's signature and replayed on any buffers, and
+// run unchanged over UCX, MPI or the in-process simulator.
+//
+// Execution model (the contract between builders and the engine):
+//   - Steps run in program order, except that consecutive communication
+//     steps (send, recv, recv_reduce) form one round and run concurrently.
+//     A round is: its local steps, in order, then all its communication,
+//     posted at once; the next round starts when every step has completed.
+//   - recv_reduce(peer, dst, operand, landing): the message lands in
+//     `landing`, then dst = operand (op) landing, as soon as it arrives.
+//   - Within a round no two steps may write the same byte, and no step may
+//     read a byte another step of the round writes (checked by
+//     find_round_hazards in the tests).
+//   - The k-th message from rank a to rank b in a schedule matches the k-th
+//     receive posted by b from a; schedules of all ranks must agree.
+//   - In-place calls: Input may alias (part of) Output. Builders read each
+//     Input byte before writing the Output byte at the same address, or copy
+//     Input to Output first (a copy onto itself is skipped).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coll_args.hpp"
+
+namespace tutti {
+
+enum class BufKind : uint8_t { Input, Output, Scratch };
+
+struct BufRef {
+  BufKind kind = BufKind::Scratch;
+  size_t offset = 0;  // bytes
+  BufRef operator+(size_t bytes) const { return {kind, offset + bytes}; }
+  bool operator==(const BufRef&) const = default;
+};
+
+inline BufRef input(size_t offset = 0) { return {BufKind::Input, offset}; }
+inline BufRef output(size_t offset = 0) { return {BufKind::Output, offset}; }
+
+enum class StepKind : uint8_t { Send, Recv, RecvReduce, Copy, Reduce, Divide };
+
+struct Step {
+  StepKind kind;
+  int peer = -1;           // Send, Recv, RecvReduce
+  uint32_t msg_index = 0;  // which message between this pair and direction
+  size_t bytes = 0;
+  BufRef dst;  // Recv, RecvReduce, Copy, Reduce, Divide: what is written
+  BufRef src;  // Send: what is sent; Copy: source; Reduce, RecvReduce: first operand
+  BufRef aux;  // Reduce: second operand; RecvReduce: landing area of the message
+
+  bool is_communication() const {
+    return kind == StepKind::Send || kind == StepKind::Recv || kind == StepKind::RecvReduce;
+  }
+};
+
+// steps[begin, comm_begin) are local steps, steps[comm_begin, end) communication.
+struct Round {
+  uint32_t begin, comm_begin, end;
+};
+
+struct Schedule {
+  std::vector<Step> steps;
+  std::vector<Round> rounds;
+  size_t scratch_bytes = 0;
+  uint32_t max_comm_per_round = 0;
+  Datatype dtype = Datatype::Uint8;
+  Op op = Op::Sum;
+  int nranks = 1;  // the divisor of Op::Avg
+
+  size_t message_count() const;
+  size_t bytes_sent() const;
+};
+
+class ScheduleBuilder {
+ public:
+  ScheduleBuilder(const CollArgs& args, int rank, int nranks);
+
+  const CollArgs& args() const { return args_; }
+  int rank() const { return rank_; }
+  int nranks() const { return nranks_; }
+  size_t elem_size() const { return args_.elem_size(); }
+
+  // Reserves `bytes` of scratch memory (64-byte aligned) for this schedule.
+  BufRef scratch(size_t bytes);
+
+  // Communication; zero-byte sends and receives are dropped (both sides
+  // compute the same sizes, so they drop the same messages). chunk_bytes > 0
+  // splits a message into pieces of that size, so the receiver can reduce
+  // early pieces while later ones are in flight; both sides must use the same.
+  void send(int peer, BufRef src, size_t bytes, size_t chunk_bytes = 0);
+  void recv(int peer, BufRef dst, size_t bytes, size_t chunk_bytes = 0);
+  void recv_reduce(int peer, BufRef dst, BufRef operand, BufRef landing, size_t bytes,
+                   size_t chunk_bytes = 0);
+  // Zero-byte messages, for pure synchronisation (barrier).
+  void signal(int peer);
+  void wait_signal(int peer);
+
+  // Local steps.
+  void copy(BufRef dst, BufRef src, size_t bytes);
+  void reduce(BufRef dst, BufRef a, BufRef b, size_t bytes);
+  // The last step of Op::Avg on fully reduced data; nothing for other ops.
+  void finalize(BufRef dst, size_t bytes);
+
+  // Closes the current round: later communication waits for this round's.
+  void end_round();
+
+  Schedule finish();
+
+ private:
+  void add_comm(Step step, size_t chunk_bytes);
+  void add_local(Step step);
+  void check_peer(int peer) const;
+  void check_elements(size_t bytes, const char* what) const;
+
+  const CollArgs& args_;
+  int rank_, nranks_;
+  Schedule sched_;
+  std::vector<Step> local_, comm_;  // the open round
+};
+
+// Structural checks on one rank's schedule: the hazards listed above and
+// references outside the buffers. Returns a description of the first
+// problem, or nothing. For in-place calls pass where the input lies, so that
+// Input and Output references to the same memory are compared as such.
+std::optional<std::string> find_round_hazards(const Schedule& sched, size_t input_bytes,
+                                              size_t output_bytes,
+                                              std::optional<InPlaceLayout> in_place = {});
+
+std::string to_string(const Step& step);
+
+}  // namespace tutti

@@ -1,0 +1,19 @@
+// The shape of a communicator: how many ranks, on how many nodes.
+#pragma once
+
+#include <vector>
+
+namespace tutti {
+
+struct Topology {
+  int nranks = 1;
+  int nnodes = 1;
+  int max_ranks_per_node = 1;
+  std::vector<int> node_of_rank;  // node index (0..nnodes-1) of every rank
+
+  static Topology single_node(int nranks) {
+    return {nranks, 1, nranks, std::vector<int>(static_cast<size_t>(nranks), 0)};
+  }
+};
+
+}  // namespace tutti

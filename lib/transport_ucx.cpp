@@ -1,0 +1,221 @@
+#include "transport_ucx.hpp"
+
+#include <cstring>
+
+#include "mpi_types.hpp"
+
+namespace tutti {
+namespace {
+
+// The source rank sits above tutti's 41 tag bits, so a receive from one peer
+// never matches a message from another.
+constexpr int kSourceShift = 41;
+constexpr ucp_tag_t kFullMask = ~ucp_tag_t{0};
+
+void check_ucs(ucs_status_t s, const char* what) {
+  if (s != UCS_OK) fail(TUTTI_ERR_TRANSPORT, what, " failed: ", ucs_status_string(s));
+}
+
+Status map_status(ucs_status_t s) {
+  switch (s) {
+    case UCS_OK: return TUTTI_SUCCESS;
+    case UCS_ERR_MESSAGE_TRUNCATED: return TUTTI_ERR_MISMATCH;
+    case UCS_ERR_NO_MEMORY: return TUTTI_ERR_OUT_OF_MEMORY;
+    default: return TUTTI_ERR_TRANSPORT;
+  }
+}
+
+void complete(Completion* c, ucs_status_t status, size_t bytes) {
+  c->status = map_status(status);
+  if (status != UCS_OK) c->error = str("UCX: ", ucs_status_string(status));
+  c->bytes = bytes;
+  c->handle = nullptr;
+  c->done = true;
+}
+
+void on_send_done(void* request, ucs_status_t status, void* user_data) {
+  complete(static_cast<Completion*>(user_data), status, 0);
+  ucp_request_free(request);
+}
+
+void on_recv_done(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                  void* user_data) {
+  complete(static_cast<Completion*>(user_data), status, info ? info->length : 0);
+  ucp_request_free(request);
+}
+
+void on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t) {
+  // Pending requests on the endpoint complete with the error themselves;
+  // remember it so later sends fail fast.
+  *static_cast<bool*>(arg) = true;
+}
+
+}  // namespace
+
+std::string UcxTransport::version() {
+  unsigned major = 0, minor = 0, release = 0;
+  ucp_get_version(&major, &minor, &release);
+  return str(major, ".", minor, ".", release);
+}
+
+UcxTransport::UcxTransport(MPI_Comm comm) : comm_(comm) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &nranks_);
+  if (nranks_ >= (1 << (64 - kSourceShift)))
+    fail(TUTTI_ERR_UNSUPPORTED, "the UCX transport supports up to ", 1 << (64 - kSourceShift),
+         " ranks");
+
+  ucp_config_t* config = nullptr;
+  check_ucs(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+  params.features = UCP_FEATURE_TAG;
+  params.estimated_num_eps = static_cast<size_t>(nranks_);
+  const ucs_status_t init = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  check_ucs(init, "ucp_init");
+
+  ucp_context_attr_t ctx_attr{};
+  ctx_attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  if (ucp_context_query(context_, &ctx_attr) == UCS_OK) memory_types_ = ctx_attr.memory_types;
+
+  ucp_worker_params_t wparams{};
+  wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+  check_ucs(ucp_worker_create(context_, &wparams, &worker_), "ucp_worker_create");
+
+  ucp_address_t* address = nullptr;
+  size_t length = 0;
+  check_ucs(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address");
+  // One O(P) exchange of all worker addresses.
+  std::vector<int> lengths(static_cast<size_t>(nranks_)), displs(static_cast<size_t>(nranks_));
+  const int my_length = static_cast<int>(length);
+  check_mpi(MPI_Allgather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm),
+            "MPI_Allgather of UCX address lengths");
+  size_t total = 0;
+  address_offsets_.resize(static_cast<size_t>(nranks_) + 1);
+  for (int r = 0; r < nranks_; ++r) {
+    displs[r] = static_cast<int>(total);
+    address_offsets_[r] = total;
+    total += static_cast<size_t>(lengths[r]);
+  }
+  address_offsets_[nranks_] = total;
+  addresses_.resize(total);
+  const int rc = MPI_Allgatherv(address, my_length, MPI_BYTE, addresses_.data(), lengths.data(),
+                                displs.data(), MPI_BYTE, comm);
+  ucp_worker_release_address(worker_, address);
+  check_mpi(rc, "MPI_Allgatherv of UCX addresses");
+  endpoints_.assign(static_cast<size_t>(nranks_), nullptr);
+}
+
+UcxTransport::~UcxTransport() {
+  // All communication is finished on every rank once everyone got here, so
+  // endpoints can be closed without a flush that would need the peer.
+  MPI_Barrier(comm_);
+  for (ucp_ep_h& ep : endpoints_) {
+    if (!ep) continue;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    void* req = ucp_ep_close_nbx(ep, &param);
+    if (UCS_PTR_IS_PTR(req)) {
+      while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+      ucp_request_free(req);
+    }
+    ep = nullptr;
+  }
+  if (worker_) ucp_worker_destroy(worker_);
+  if (context_) ucp_cleanup(context_);
+}
+
+ucp_ep_h UcxTransport::endpoint(int peer) {
+  ucp_ep_h& ep = endpoints_[peer];
+  if (ep) return ep;
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.address = reinterpret_cast<const ucp_address_t*>(addresses_.data() + address_offsets_[peer]);
+  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  params.err_handler.cb = on_endpoint_error;
+  params.err_handler.arg = &failed_peer_;
+  const ucs_status_t s = ucp_ep_create(worker_, &params, &ep);
+  if (s != UCS_OK) {
+    ep = nullptr;
+    set_last_error(TUTTI_ERR_TRANSPORT,
+                   str("UCX: cannot connect to rank ", peer, ": ", ucs_status_string(s)));
+  }
+  return ep;
+}
+
+Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType,
+                          Completion* c) {
+  if (peer < 0 || peer >= nranks_)
+    return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
+  ucp_ep_h ep = endpoint(peer);
+  if (!ep) return TUTTI_ERR_TRANSPORT;
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  param.cb.send = on_send_done;
+  param.user_data = c;
+  const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(rank_) << kSourceShift);
+  void* req = ucp_tag_send_nbx(ep, buf, bytes, ucx_tag, &param);
+  if (req == nullptr) {
+    complete(c, UCS_OK, bytes);
+  } else if (UCS_PTR_IS_ERR(req)) {
+    return set_last_error(map_status(UCS_PTR_STATUS(req)),
+                          str("UCX send to rank ", peer, ": ", ucs_status_string(UCS_PTR_STATUS(req))));
+  } else if (!c->done) {
+    c->handle = req;
+  }
+  return TUTTI_SUCCESS;
+}
+
+Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType,
+                          Completion* c) {
+  if (peer < 0 || peer >= nranks_)
+    return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
+  ucp_tag_recv_info_t info{};
+  ucp_request_param_t param{};
+  param.op_attr_mask =
+      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+  param.cb.recv = on_recv_done;
+  param.user_data = c;
+  param.recv_info.tag_info = &info;
+  const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(peer) << kSourceShift);
+  void* req = ucp_tag_recv_nbx(worker_, buf, bytes, ucx_tag, kFullMask, &param);
+  if (req == nullptr) {
+    complete(c, UCS_OK, info.length);
+  } else if (UCS_PTR_IS_ERR(req)) {
+    const ucs_status_t s = UCS_PTR_STATUS(req);
+    if (s == UCS_ERR_MESSAGE_TRUNCATED) {  // completed at once, but too long
+      complete(c, s, info.length);
+      return TUTTI_SUCCESS;
+    }
+    return set_last_error(map_status(s),
+                          str("UCX receive from rank ", peer, ": ", ucs_status_string(s)));
+  } else if (!c->done) {
+    c->handle = req;
+  }
+  return TUTTI_SUCCESS;
+}
+
+int UcxTransport::progress() { return static_cast<int>(ucp_worker_progress(worker_)); }
+
+void UcxTransport::cancel(Completion* c) {
+  // The callback (with UCS_ERR_CANCELED) marks the completion done.
+  if (!c->done && c->handle) ucp_request_cancel(worker_, c->handle);
+}
+
+bool UcxTransport::supports(MemoryType mem) const {
+  if (mem == MemoryType::Host) return true;
+  return (memory_types_ & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+}
+
+std::string UcxTransport::describe() const {
+  std::string types = "host";
+  if (memory_types_ & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) types += ", cuda";
+  if (memory_types_ & UCS_BIT(UCS_MEMORY_TYPE_CUDA_MANAGED)) types += ", cuda-managed";
+  return str("ucx ", version(), "; memory types: ", types);
+}
+
+}  // namespace tutti

@@ -1,0 +1,142 @@
+#include "tuning.hpp"
+
+#include <cctype>
+
+#include "status.hpp"
+
+namespace tutti {
+namespace {
+
+constexpr uint64_t K = 1024, M = K * 1024, G = M * 1024;
+
+uint64_t parse_size(const std::string& text, const std::string& whole) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", whole, "': '", text, "' is not a number");
+  size_t pos = 0;
+  uint64_t v = 0;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+    const uint64_t digit = static_cast<uint64_t>(text[pos] - '0');
+    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10)
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", whole, "': number too large");
+    v = v * 10 + digit;
+    ++pos;
+  }
+  uint64_t unit = 1;
+  if (pos < text.size()) {
+    switch (std::toupper(static_cast<unsigned char>(text[pos]))) {
+      case 'K': unit = K; break;
+      case 'M': unit = M; break;
+      case 'G': unit = G; break;
+      default:
+        fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", whole, "': unknown suffix in '", text,
+             "' (K, M or G)");
+    }
+    ++pos;
+    if (pos < text.size() && (text[pos] == 'B' || text[pos] == 'b')) ++pos;  // "8KB"
+  }
+  if (pos != text.size())
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", whole, "': trailing '", text.substr(pos), "'");
+  if (v > std::numeric_limits<uint64_t>::max() / unit)
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", whole, "': number too large");
+  return v * unit;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+}  // namespace
+
+ValueRange parse_range(const std::string& raw) {
+  const std::string text = trim(raw);
+  const size_t dash = text.find('-');
+  if (dash == std::string::npos) {
+    const uint64_t v = parse_size(text, raw);
+    if (v == std::numeric_limits<uint64_t>::max())
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", raw, "': number too large");
+    return {v, v + 1};
+  }
+  ValueRange r;
+  const std::string lo = trim(text.substr(0, dash)), hi = trim(text.substr(dash + 1));
+  r.lo = lo.empty() ? 0 : parse_size(lo, raw);
+  if (!hi.empty()) r.hi = parse_size(hi, raw);
+  if (r.hi <= r.lo)
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", raw, "': the upper end must exceed the lower");
+  return r;
+}
+
+std::string format_size(uint64_t v) {
+  if (v >= G && v % G == 0) return str(v / G, "G");
+  if (v >= M && v % M == 0) return str(v / M, "M");
+  if (v >= K && v % K == 0) return str(v / K, "K");
+  return str(v);
+}
+
+std::string format_range(const ValueRange& r) {
+  if (!r.unbounded() && r.hi == r.lo + 1) return format_size(r.lo);
+  return str(format_size(r.lo), "-", r.unbounded() ? "" : format_size(r.hi));
+}
+
+bool rule_matches(const TuningRule& rule, const CallShape& s) {
+  return rule.coll == s.coll && rule.bytes.contains(s.bytes) &&
+         rule.ranks.contains(static_cast<uint64_t>(s.nranks)) &&
+         rule.nodes.contains(static_cast<uint64_t>(s.nnodes)) &&
+         (!rule.memory || *rule.memory == s.memory) && (!rule.dtype || *rule.dtype == s.dtype);
+}
+
+const TuningRule* TuningTable::match(const CallShape& s) const {
+  for (const TuningRule& rule : rules_)
+    if (rule_matches(rule, s)) return &rule;
+  return nullptr;
+}
+
+std::vector<const TuningRule*> TuningTable::matches(const CallShape& s) const {
+  std::vector<const TuningRule*> out;
+  for (const TuningRule& rule : rules_)
+    if (rule_matches(rule, s)) out.push_back(&rule);
+  return out;
+}
+
+const TuningTable& builtin_tuning() {
+  static const TuningTable table = [] {
+    std::vector<TuningRule> rules;
+    auto add = [&](Collective c, uint64_t lo, uint64_t hi, const char* algo) {
+      TuningRule r;
+      r.coll = c;
+      r.bytes = {lo, hi};
+      r.algorithm = algo;
+      r.origin = "built-in";
+      rules.push_back(r);
+    };
+    constexpr uint64_t kAny = std::numeric_limits<uint64_t>::max();
+    // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes
+    // the ones that move the fewest bytes per rank.
+    add(Collective::Allreduce, 0, 16 * K, "recursive_doubling");
+    add(Collective::Allreduce, 16 * K, 256 * K, "recursive_halving");
+    add(Collective::Allreduce, 256 * K, kAny, "ring");
+    add(Collective::Reduce, 0, 64 * K, "tree");
+    add(Collective::Reduce, 64 * K, kAny, "recursive_halving");
+    add(Collective::Bcast, 0, 64 * K, "tree");
+    add(Collective::Bcast, 64 * K, kAny, "scatter_allgather");
+    add(Collective::Allgather, 0, 64 * K, "recursive_doubling");
+    add(Collective::Allgather, 0, 64 * K, "bruck");
+    add(Collective::Allgather, 64 * K, kAny, "ring");
+    add(Collective::ReduceScatter, 0, 64 * K, "recursive_halving");
+    add(Collective::ReduceScatter, 64 * K, kAny, "ring");
+    add(Collective::Gather, 0, 256 * K, "tree");
+    add(Collective::Gather, 256 * K, kAny, "linear");
+    add(Collective::Scatter, 0, 256 * K, "tree");
+    add(Collective::Scatter, 256 * K, kAny, "linear");
+    add(Collective::Alltoall, 0, 4 * K, "bruck");
+    add(Collective::Alltoall, 0, kAny, "pairwise");
+    add(Collective::Alltoallv, 0, kAny, "pairwise");
+    add(Collective::Barrier, 0, kAny, "dissemination");
+    return TuningTable(std::move(rules));
+  }();
+  return table;
+}
+
+}  // namespace tutti

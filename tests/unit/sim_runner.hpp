@@ -1,0 +1,33 @@
+// Runs one collective for every rank of a virtual job inside this process:
+// each rank builds its schedule with the algorithm under test, and the real
+// engine executes all of them over the simulated network.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algos/registry.hpp"
+#include "reference.hpp"
+#include "transport_sim.hpp"
+
+namespace tutti::testing {
+
+struct SimOptions {
+  SimNetwork::Mode mode = SimNetwork::Mode::Rendezvous;
+  bool check_hazards = true;  // find_round_hazards on every rank's schedule
+};
+
+struct SimOutcome {
+  std::vector<Bytes> outputs;  // per rank; empty where not significant
+  std::string error;           // empty on success
+  size_t max_rounds = 0;
+  size_t messages = 0;
+};
+
+// args[r] are rank r's arguments; inputs[r] its input buffer (bcast: the
+// root's output buffer at entry). In-place calls place the input inside the
+// output as the C API does.
+SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>& args,
+                      const std::vector<Bytes>& inputs, const SimOptions& options = {});
+
+}  // namespace tutti::testing
