@@ -29,6 +29,17 @@ size_t message_bytes(const CollArgs& a, int nranks) {
   return 0;
 }
 
+size_t count_for_message_bytes(Collective c, uint64_t bytes, Datatype dt, int nranks) {
+  const size_t es = datatype_size(dt);
+  switch (c) {
+    case Collective::Allreduce:
+    case Collective::Reduce:
+    case Collective::Bcast: return bytes / es;
+    case Collective::Barrier: return 0;
+    default: return bytes / es / static_cast<size_t>(nranks);
+  }
+}
+
 std::string describe(const CollArgs& a) {
   std::string out = str(collective_name(a.coll));
   if (a.coll == Collective::Barrier) return out;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
@@ -42,6 +43,9 @@ struct CollArgs {
 // The "message size" tuning rules and tutti-bench use (the nccl-tests size):
 // the bytes of the largest user buffer of one rank.
 size_t message_bytes(const CollArgs& args, int nranks);
+
+// The inverse: the count that gives a message of `bytes` (rounded down).
+size_t count_for_message_bytes(Collective coll, uint64_t bytes, Datatype dt, int nranks);
 
 std::string describe(const CollArgs& args);  // "allreduce count=.. dtype=.."
 

@@ -22,7 +22,9 @@ constexpr bool kSixteenBitFloat = std::is_same_v<T, Half> || std::is_same_v<T, B
 struct HalfSteps {
   static constexpr size_t kStep = 8;
 
-  static __m128i load(const Half* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+  static __m128i load(const Half* p) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  }
   static void store(Half* p, __m128i v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), v); }
 
   static __m128i narrow(__m256 x) {

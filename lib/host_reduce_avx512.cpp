@@ -8,9 +8,10 @@
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 
-// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which -O3
-// reports as maybe-uninitialized (GCC PR 105593, fixed in later releases).
+// GCC 12's AVX-512 intrinsics start from _mm512_undefined_*(), which it
+// then reports as uninitialized (GCC PR 105593, fixed in later releases).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include "host_reduce_kernels.hpp"
@@ -25,7 +26,9 @@ constexpr bool kSixteenBitFloat = std::is_same_v<T, Half> || std::is_same_v<T, B
 struct HalfSteps {
   static constexpr size_t kStep = 16;
 
-  static __m256i load(const Half* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+  static __m256i load(const Half* p) {
+    return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  }
   static void store(Half* p, __m256i v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v); }
 
   static __m256i narrow(__m512 x) {
@@ -77,7 +80,8 @@ struct Bf16Steps {
   static void store(BFloat16* p, __m512i v) { _mm512_storeu_si512(p, v); }
   static __m512 even(__m512i v) { return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16)); }
   static __m512 odd(__m512i v) {
-    return _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000))));
+    return _mm512_castsi512_ps(
+        _mm512_and_si512(v, _mm512_set1_epi32(static_cast<int>(0xffff0000))));
   }
   // Takes the results from the high half of each 32-bit lane.
   static __m512i merge(__m512i even_lanes, __m512i odd_lanes) {

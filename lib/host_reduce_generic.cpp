@@ -3,6 +3,11 @@
 #include "host_reduce_kernels.hpp"
 
 namespace tutti {
+
+// The one copy of each functor that code not inlining it calls (see
+// host_reduce_kernels.hpp), compiled here with baseline flags.
+TUTTI_HOST_FUNCTORS()
+
 namespace {
 
 struct Generic {

@@ -8,14 +8,19 @@
 // with -mavx512f could end up behind the generic entry point and fault on an
 // older CPU. Every template here takes the tag, which each TU declares in an
 // anonymous namespace, so all of its instantiations have internal linkage.
-// The shared scalar functors (reduce_ops.hpp, half.hpp) are not templated on
-// the tag; the loops are [[gnu::flatten]] so that those get inlined rather
-// than emitted as mergeable out-of-line copies.
+// The shared scalar functors (reduce_ops.hpp) are not templated on the tag,
+// so they are declared extern templates below: a TU that does not inline one
+// (any TU at -O0) calls the copy host_reduce_generic.cpp instantiates with
+// baseline flags instead of emitting its own. The loops are [[gnu::flatten]]
+// so that, when optimising, the functors and the conversions they call are
+// inlined rather than called.
 //
 // A tag provides:
 //   static constexpr const char* kName;
-//   template <class T, class F> static size_t reduce_vectors(T* d, const T* a, const T* b, size_t n);
-//   template <class T> static size_t divide_vectors(T* d, size_t n, int divisor);
+//   template <class T, class F>
+//   static size_t reduce_vectors(T* d, const T* a, const T* b, size_t n);
+//   template <class T>
+//   static size_t divide_vectors(T* d, size_t n, int divisor);
 // which handle a prefix with hand-written vector code (d may be exactly a or
 // b) and return its length; the rest is left to the auto-vectorised loops.
 #pragma once
@@ -46,6 +51,28 @@ const HostReduceTable& host_reduce_table_generic();
 const HostReduceTable& host_reduce_table_avx2();
 const HostReduceTable& host_reduce_table_avx512();
 
+// Explicit instantiations of every functor the tables use, for every host
+// type (the types of HostTypes below): `extern` here, definitions in
+// host_reduce_generic.cpp.
+#define TUTTI_HOST_FUNCTORS_FOR(EXTERN, T) \
+  EXTERN template struct FuncSum<T>;       \
+  EXTERN template struct FuncProd<T>;      \
+  EXTERN template struct FuncMin<T>;       \
+  EXTERN template struct FuncMax<T>;       \
+  EXTERN template struct FuncDivide<T>;
+#define TUTTI_HOST_FUNCTORS(EXTERN)          \
+  TUTTI_HOST_FUNCTORS_FOR(EXTERN, int8_t)    \
+  TUTTI_HOST_FUNCTORS_FOR(EXTERN, uint8_t)   \
+  TUTTI_HOST_FUNCTORS_FOR(EXTERN, int32_t)   \
+  TUTTI_HOST_FUNCTORS_FOR(EXTERN, uint32_t)  \
+  TUTTI_HOST_FUNCTORS_FOR(EXTERN, int64_t)   \
+  TUTTI_HOST_FUNCTORS_FOR(EXTERN, uint64_t)  \
+  TUTTI_HOST_FUNCTORS_FOR(EXTERN, Half)      \
+  TUTTI_HOST_FUNCTORS_FOR(EXTERN, BFloat16)  \
+  TUTTI_HOST_FUNCTORS_FOR(EXTERN, float)     \
+  TUTTI_HOST_FUNCTORS_FOR(EXTERN, double)
+TUTTI_HOST_FUNCTORS(extern)
+
 namespace host_reduce_detail {
 
 template <Datatype D, typename T>
@@ -61,6 +88,17 @@ using HostTypes = TypeList<Entry<Datatype::Int8, int8_t>, Entry<Datatype::Uint8,
                            Entry<Datatype::Int64, int64_t>, Entry<Datatype::Uint64, uint64_t>,
                            Entry<Datatype::Float16, Half>, Entry<Datatype::Bfloat16, BFloat16>,
                            Entry<Datatype::Float32, float>, Entry<Datatype::Float64, double>>;
+
+template <class... Es>
+constexpr bool covers_every_datatype(TypeList<Es...>) {
+  bool seen[kNumDatatypes] = {};
+  ((seen[static_cast<int>(Es::kDatatype)] = true), ...);
+  for (bool s : seen)
+    if (!s) return false;
+  return sizeof...(Es) == kNumDatatypes;
+}
+// A table entry left null would crash at run time instead.
+static_assert(covers_every_datatype(HostTypes{}), "HostTypes must list every Datatype once");
 
 // One loop per aliasing form, so that each can promise __restrict and be
 // vectorised; operand order is kept (min/max of +0/-0 are not commutative).
@@ -147,12 +185,6 @@ constexpr HostReduceTable make_table(TypeList<Es...>) {
   HostReduceTable table{};
   (fill_entry<Isa, Es>(table), ...);
   table.isa = Isa::kName;
-  // Evaluated at compile time: a datatype missing from HostTypes fails the build.
-  for (int dt = 0; dt < kNumDatatypes; ++dt) {
-    for (int op = 0; op < kNumReduceOps; ++op)
-      if (!table.reduce[dt][op]) throw "HostTypes lacks a datatype";
-    if (!table.divide[dt]) throw "HostTypes lacks a datatype";
-  }
   return table;
 }
 

@@ -11,6 +11,8 @@
 //     posted at once; the next round starts when every step has completed.
 //   - recv_reduce(peer, dst, operand, landing): the message lands in
 //     `landing`, then dst = operand (op) landing, as soon as it arrives.
+//     `landing` may be `dst` itself (when dst is not the operand), and
+//     `operand` may be `dst` (dst = dst op landing).
 //   - Within a round no two steps may write the same byte, and no step may
 //     read a byte another step of the round writes (checked by
 //     find_round_hazards in the tests).

@@ -174,28 +174,21 @@ Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType
                           Completion* c) {
   if (peer < 0 || peer >= nranks_)
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
-  ucp_tag_recv_info_t info{};
+  // Completion always comes through the callback, which reports the length
+  // of the message that matched (an immediate completion may not).
   ucp_request_param_t param{};
-  param.op_attr_mask =
-      UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_RECV_INFO;
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   param.cb.recv = on_recv_done;
   param.user_data = c;
-  param.recv_info.tag_info = &info;
   const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(peer) << kSourceShift);
   void* req = ucp_tag_recv_nbx(worker_, buf, bytes, ucx_tag, kFullMask, &param);
-  if (req == nullptr) {
-    complete(c, UCS_OK, info.length);
-  } else if (UCS_PTR_IS_ERR(req)) {
+  if (UCS_PTR_IS_ERR(req)) {
     const ucs_status_t s = UCS_PTR_STATUS(req);
-    if (s == UCS_ERR_MESSAGE_TRUNCATED) {  // completed at once, but too long
-      complete(c, s, info.length);
-      return TUTTI_SUCCESS;
-    }
     return set_last_error(map_status(s),
                           str("UCX receive from rank ", peer, ": ", ucs_status_string(s)));
-  } else if (!c->done) {
-    c->handle = req;
   }
+  if (!c->done) c->handle = req;
   return TUTTI_SUCCESS;
 }
 

@@ -5,6 +5,9 @@ namespace tutti::algos {
 // Each algorithm lives in its own file and is listed here once. Order
 // matters only for listings (tutti-info) and as the tie-break of candidates.
 extern const Algorithm kAllreduceRing;
+extern const Algorithm kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving, kAllreduceTree;
+extern const Algorithm kReduceTree, kReduceRecursiveHalving;
+extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving;
 extern const Algorithm kBarrierDissemination;
 extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpiReduceScatter,
     kMpiGather, kMpiScatter, kMpiAlltoall, kMpiAlltoallv, kMpiBarrier;
@@ -12,6 +15,9 @@ extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpi
 namespace {
 const Algorithm* const kRegistry[] = {
     &kAllreduceRing,
+    &kAllreduceRecursiveDoubling, &kAllreduceRecursiveHalving, &kAllreduceTree,
+    &kReduceTree, &kReduceRecursiveHalving,
+    &kReduceScatterRing, &kReduceScatterRecursiveHalving,
     &kBarrierDissemination,
     // The MPI library's own collectives: the fallback for every collective.
     &kMpiAllreduce, &kMpiReduce, &kMpiBcast, &kMpiAllgather, &kMpiReduceScatter, &kMpiGather,

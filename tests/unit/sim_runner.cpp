@@ -88,9 +88,10 @@ SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>&
     rk.run = std::make_unique<ScheduleRun>(*rk.transport, rk.schedule, bufs, 7);
   }
 
-  // Drive all ranks until they finish; a sweep in which nobody finishes a
-  // round means the schedules wait on each other forever.
+  // Drive all ranks until they finish; a sweep in which no message moves and
+  // nobody finishes a round means the schedules wait on each other forever.
   for (;;) {
+    const uint64_t delivered_before = net.messages_delivered();
     bool all_done = true, moved = false;
     for (Rank& rk : ranks) {
       if (rk.run->finished()) continue;
@@ -99,7 +100,7 @@ SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>&
       all_done = all_done && rk.run->finished();
     }
     if (all_done) break;
-    if (!moved) {
+    if (!moved && net.messages_delivered() == delivered_before) {
       std::string who;
       for (int r = 0; r < p; ++r)
         if (!ranks[r].run->finished()) {

@@ -340,7 +340,8 @@ TEST_CASE("host_reduce propagates a NaN in one operand like the functors", "[red
   // the compiler's operand order.
   IsaRestorer restore;
   std::mt19937_64 rng(99);
-  for (Datatype dt : {Datatype::Float16, Datatype::Bfloat16, Datatype::Float32, Datatype::Float64}) {
+  for (Datatype dt :
+       {Datatype::Float16, Datatype::Bfloat16, Datatype::Float32, Datatype::Float64}) {
     visit_datatype(dt, [&](auto type) {
       using T = decltype(type);
       for (size_t n : {size_t{37}, size_t{1000}}) {
@@ -348,7 +349,8 @@ TEST_CASE("host_reduce propagates a NaN in one operand like the functors", "[red
         fill_inputs(a, b, rng);
         for (size_t i = 0; i < a.size(); ++i) {
           // Quiet and signalling NaNs of both signs, with assorted payloads.
-          const uint64_t nan = kExpMask<T> | (rng() & ~kExpMask<T> & (kExpMask<T> * 2 - 1) >> 1) | 1;
+          const uint64_t mantissa = ~kExpMask<T> & ((kExpMask<T> * 2 - 1) >> 1);
+          const uint64_t nan = kExpMask<T> | (rng() & mantissa) | 1;
           const T value = from_bits<T>(rng() % 2 ? nan : nan | (kExpMask<T> << 1 & ~kExpMask<T>));
           if (rng() % 4 == 0) (rng() % 2 ? a[i] : b[i]) = value;
         }

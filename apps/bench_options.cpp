@@ -1,0 +1,118 @@
+#include "bench_options.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "cli.hpp"
+#include "status.hpp"
+
+namespace tutti::apps {
+namespace {
+
+constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpirun or srun)
+
+  --op NAME            collective: allreduce reduce bcast allgather reduce_scatter gather
+                       scatter alltoall alltoallv barrier, or "all"        [allreduce]
+  --dtype NAME         int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32
+                       float64                                             [float32]
+  --redop NAME         sum prod min max avg                                [sum]
+  --min-bytes SIZE     smallest message (K/M/G suffixes)                   [8]
+  --max-bytes SIZE     largest message                                     [64M]
+  --step-factor F      size multiplier between rows                        [2]
+  --iters N            timed iterations per size                           [20]
+  --warmup N           untimed iterations per size                         [5]
+  --algorithm NAME     force this algorithm (else the dispatcher chooses)
+  --root R             root of rooted collectives                          [0]
+  --in-place           use TUTTI_IN_PLACE
+  --nonblocking        call the tutti_i* variant followed by tutti_wait
+  --check              verify every size on random data; count wrong elements
+  --compare-mpi        also time the MPI library's own collective on the same
+                       buffers, interleaved iteration by iteration
+  --memory host|cuda   where the buffers live                              [host]
+  --format table|csv|json                                                  [table]
+
+Size = the largest buffer of one rank (nccl-tests convention): allreduce, reduce,
+bcast: the vector; allgather, gather: the gathered result; reduce_scatter,
+scatter, alltoall(v): the full input. Time = median over iterations of the
+slowest rank. busbw uses nccl-tests' factors. Exit code 1 if any result is wrong.
+)";
+
+std::vector<Collective> parse_collectives(const std::string& v) {
+  if (v == "all") return {std::begin(kAllCollectives), std::end(kAllCollectives)};
+  const auto c = parse_collective(v);
+  if (!c) fail(TUTTI_ERR_INVALID_ARGUMENT, "--op: unknown collective '", v, "'");
+  return {*c};
+}
+
+}  // namespace
+
+BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help) {
+  BenchOptions o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail(TUTTI_ERR_INVALID_ARGUMENT, arg, " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      if (print_usage_on_help) std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (arg == "--op") {
+      o.collectives = parse_collectives(value());
+    } else if (arg == "--dtype") {
+      const std::string v = value();
+      const auto dt = parse_datatype(v);
+      if (!dt) fail(TUTTI_ERR_INVALID_ARGUMENT, "--dtype: unknown datatype '", v, "'");
+      o.dtype = *dt;
+    } else if (arg == "--redop") {
+      const std::string v = value();
+      const auto op = parse_op(v);
+      if (!op) fail(TUTTI_ERR_INVALID_ARGUMENT, "--redop: unknown op '", v, "'");
+      o.redop = *op;
+    } else if (arg == "--min-bytes") {
+      o.min_bytes = parse_bytes(value(), arg);
+    } else if (arg == "--max-bytes") {
+      o.max_bytes = parse_bytes(value(), arg);
+    } else if (arg == "--step-factor") {
+      o.step_factor = parse_double(value(), arg, 1.01);
+    } else if (arg == "--iters") {
+      o.iters = static_cast<int>(parse_int(value(), arg, 1, 1000000));
+    } else if (arg == "--warmup") {
+      o.warmup = static_cast<int>(parse_int(value(), arg, 0, 1000000));
+    } else if (arg == "--algorithm") {
+      o.algorithm = value();
+    } else if (arg == "--root") {
+      o.root = static_cast<int>(parse_int(value(), arg, 0, 1 << 30));
+    } else if (arg == "--in-place") {
+      o.in_place = true;
+    } else if (arg == "--nonblocking") {
+      o.nonblocking = true;
+    } else if (arg == "--check") {
+      o.check = true;
+    } else if (arg == "--compare-mpi") {
+      o.compare_mpi = true;
+    } else if (arg == "--memory") {
+      const std::string v = value();
+      const auto m = parse_memory_type(v);
+      if (!m) fail(TUTTI_ERR_INVALID_ARGUMENT, "--memory: expected host or cuda, got '", v, "'");
+      o.memory = *m;
+    } else if (arg == "--format") {
+      const std::string v = value();
+      if (v == "table")
+        o.format = Format::Table;
+      else if (v == "csv")
+        o.format = Format::Csv;
+      else if (v == "json")
+        o.format = Format::Json;
+      else
+        fail(TUTTI_ERR_INVALID_ARGUMENT, "--format: expected table, csv or json, got '", v, "'");
+    } else {
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "unknown option '", arg, "' (see --help)");
+    }
+  }
+  if (o.min_bytes > o.max_bytes)
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "--min-bytes exceeds --max-bytes");
+  return o;
+}
+
+}  // namespace tutti::apps

@@ -1,0 +1,36 @@
+// tutti-bench's command line.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "types.hpp"
+
+namespace tutti::apps {
+
+enum class Format { Table, Csv, Json };
+
+struct BenchOptions {
+  std::vector<Collective> collectives = {Collective::Allreduce};
+  Datatype dtype = Datatype::Float32;
+  Op redop = Op::Sum;
+  uint64_t min_bytes = 8;
+  uint64_t max_bytes = 64ull << 20;
+  double step_factor = 2;
+  int iters = 20;
+  int warmup = 5;
+  std::string algorithm;  // forced for every collective; "" = dispatcher
+  int root = 0;
+  bool in_place = false;
+  bool check = false;
+  bool compare_mpi = false;
+  bool nonblocking = false;
+  Format format = Format::Table;
+  MemoryType memory = MemoryType::Host;
+};
+
+// Parses argv; prints usage and exits on --help. Throws Error on bad input.
+BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help);
+
+}  // namespace tutti::apps

@@ -1,0 +1,39 @@
+#include "cli.hpp"
+
+#include <cstdlib>
+
+#include "status.hpp"
+#include "tuning.hpp"
+
+namespace tutti::apps {
+
+uint64_t parse_bytes(const std::string& text, const std::string& option) {
+  try {
+    const ValueRange r = parse_range(text);  // a single size parses as [v, v+1)
+    if (r.hi != r.lo + 1) throw Error(TUTTI_ERR_INVALID_ARGUMENT, "a range");
+    return r.lo;
+  } catch (const Error&) {
+    fail(TUTTI_ERR_INVALID_ARGUMENT, option, ": '", text, "' is not a size (e.g. 8, 64K, 1M, 2G)");
+  }
+}
+
+long parse_int(const std::string& text, const std::string& option, long min, long max) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < min || v > max)
+    fail(TUTTI_ERR_INVALID_ARGUMENT, option, ": '", text, "' is not an integer in [", min, ", ",
+         max, "]");
+  return v;
+}
+
+double parse_double(const std::string& text, const std::string& option, double min) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(v >= min))
+    fail(TUTTI_ERR_INVALID_ARGUMENT, option, ": '", text, "' is not a number >= ", min);
+  return v;
+}
+
+std::string human_bytes(uint64_t bytes) { return format_size(bytes); }
+
+}  // namespace tutti::apps

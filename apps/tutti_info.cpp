@@ -1,0 +1,186 @@
+// tutti-info: what this tutti is (version, build, transports, reducer), what
+// it can run (every algorithm per collective), and which algorithm a given
+// call would get and why (--explain). Runs with or without mpirun.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "algos/registry.hpp"
+#include "cli.hpp"
+#include "config.hpp"
+#include "dispatch.hpp"
+#include "host_reduce.hpp"
+#include "status.hpp"
+#include "tutti/tutti.h"
+#include "tutti_config.h"
+#if TUTTI_HAVE_UCX
+#include "transport_ucx.hpp"
+#endif
+
+namespace tutti::apps {
+namespace {
+
+constexpr const char* kUsage = R"(usage: tutti-info [--explain COLLECTIVE BYTES [RANKS]] [options]
+
+  (no arguments)          version, build configuration, transports, algorithms
+  --explain COLL BYTES [RANKS]
+                          which algorithm a call of BYTES (the nccl-tests size:
+                          the largest buffer of one rank) would get, every
+                          candidate that refused it and why, and the final choice
+    --ranks N             rank count (default: 3rd positional, else this job's)
+    --nodes M             node count                                        [1]
+    --memory host|cuda    buffer memory type                                [host]
+    --dtype NAME          datatype                                          [float32]
+)";
+
+void print_build() {
+  std::printf("tutti %s\n", tutti_version());
+  char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(mpi_version, &len);
+  std::string mpi(mpi_version, static_cast<size_t>(len));
+  if (const size_t nl = mpi.find_first_of(",\n"); nl != std::string::npos) mpi.resize(nl);
+  std::printf("  MPI library:        %s\n", mpi.c_str());
+#if TUTTI_HAVE_UCX
+  std::printf("  UCX:                built with %d.%d, running %s\n", UCP_API_MAJOR, UCP_API_MINOR,
+              UcxTransport::version().c_str());
+  std::printf("  transports:         ucx (default), mpi, sim (tests)\n");
+#else
+  std::printf("  UCX:                not built\n");
+  std::printf("  transports:         mpi (default), sim (tests)\n");
+#endif
+  std::printf("  CUDA:               %s\n", TUTTI_HAVE_CUDA ? "built" : "not built");
+  std::printf("  tuning files (TOML): %s\n", TUTTI_HAVE_TOML ? "supported" : "not built");
+  std::printf("  host reducer:       %s\n", std::string(host_reduce_isa()).c_str());
+}
+
+void print_algorithms() {
+  std::printf("\nalgorithms (TUTTI_ALGO_<COLLECTIVE>=name forces one):\n");
+  for (Collective c : kAllCollectives) {
+    std::printf("  %s\n", std::string(collective_name(c)).c_str());
+    for (const algos::Algorithm* a : algos::algorithms_for(c))
+      std::printf("    %-20s %s\n", std::string(a->name).c_str(), std::string(a->summary).c_str());
+  }
+  std::printf("\nbuilt-in tuning rules (first match wins; later matches are fallbacks):\n");
+  for (const TuningRule& r : builtin_tuning().rules())
+    std::printf("  %-15s bytes %-10s -> %s\n", std::string(collective_name(r.coll)).c_str(),
+                format_range(r.bytes).c_str(), r.algorithm.c_str());
+}
+
+struct ExplainRequest {
+  Collective coll = Collective::Allreduce;
+  uint64_t bytes = 0;
+  int ranks = 0, nodes = 1;
+  MemoryType memory = MemoryType::Host;
+  Datatype dtype = Datatype::Float32;
+};
+
+int explain(const ExplainRequest& q) {
+  const Config cfg = Config::from_environment(TUTTI_HAVE_UCX);
+  Topology topo = Topology::single_node(q.ranks);
+  topo.nnodes = q.nodes;
+  topo.max_ranks_per_node = (q.ranks + q.nodes - 1) / q.nodes;
+  for (int r = 0; r < q.ranks; ++r) topo.node_of_rank[r] = r * q.nodes / q.ranks;
+  const Dispatcher dispatcher(TuningTable{}, topo);
+
+  CollArgs a;
+  a.coll = q.coll;
+  a.dtype = q.dtype;
+  a.memory = q.memory;
+  a.count = count_for_message_bytes(q.coll, q.bytes, q.dtype, q.ranks);
+  const std::string forced = cfg.forced[static_cast<int>(q.coll)];
+  std::printf("%s of %llu bytes (count %zu %s) on %d ranks, %d node(s), %s memory\n",
+              std::string(collective_name(q.coll)).c_str(),
+              static_cast<unsigned long long>(q.bytes), a.count,
+              std::string(datatype_name(q.dtype)).c_str(), q.ranks, q.nodes,
+              std::string(memory_type_name(q.memory)).c_str());
+  std::printf("candidates: %s\n", algos::algorithm_names(q.coll).c_str());
+  if (!forced.empty())
+    std::printf("forced:     %s by %s\n", forced.c_str(), algo_env_name(q.coll).c_str());
+  const Decision d = dispatcher.select(a, forced, "forced by " + algo_env_name(q.coll));
+  for (const Decision::Refused& r : d.refused)
+    std::printf("refused:    %-20s (%s): %s\n", r.algorithm.c_str(), r.origin.c_str(), r.why.c_str());
+  std::printf("chosen:     %s (%s)%s\n", std::string(d.algorithm->name).c_str(), d.reason.c_str(),
+              d.algorithm->is_mpi() ? " -- the MPI library's own collective" : "");
+  return 0;
+}
+
+int main_impl(int argc, char** argv, int job_ranks) {
+  if (argc == 1) {
+    print_build();
+    print_algorithms();
+    return 0;
+  }
+  ExplainRequest q;
+  bool have_explain = false;
+  int positional = 0;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail(TUTTI_ERR_INVALID_ARGUMENT, arg, " needs a value");
+      return argv[++i];
+    };
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    } else if (arg == "--explain") {
+      have_explain = true;
+    } else if (arg == "--ranks") {
+      q.ranks = static_cast<int>(parse_int(value(), arg, 1, 1 << 23));
+    } else if (arg == "--nodes") {
+      q.nodes = static_cast<int>(parse_int(value(), arg, 1, 1 << 23));
+    } else if (arg == "--memory") {
+      const std::string v = value();
+      const auto m = parse_memory_type(v);
+      if (!m) fail(TUTTI_ERR_INVALID_ARGUMENT, "--memory: expected host or cuda, got '", v, "'");
+      q.memory = *m;
+    } else if (arg == "--dtype") {
+      const std::string v = value();
+      const auto dt = parse_datatype(v);
+      if (!dt) fail(TUTTI_ERR_INVALID_ARGUMENT, "--dtype: unknown datatype '", v, "'");
+      q.dtype = *dt;
+    } else if (have_explain && positional == 0) {
+      const auto c = parse_collective(arg);
+      if (!c) fail(TUTTI_ERR_INVALID_ARGUMENT, "--explain: unknown collective '", arg, "'");
+      q.coll = *c;
+      ++positional;
+    } else if (have_explain && positional == 1) {
+      q.bytes = parse_bytes(arg, "--explain BYTES");
+      ++positional;
+    } else if (have_explain && positional == 2) {
+      q.ranks = static_cast<int>(parse_int(arg, "--explain RANKS", 1, 1 << 23));
+      ++positional;
+    } else {
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "unexpected argument '", arg, "' (see --help)");
+    }
+  }
+  if (!have_explain || positional < 2)
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "usage: tutti-info --explain COLLECTIVE BYTES [RANKS]");
+  if (q.ranks == 0) q.ranks = job_ranks;
+  if (q.nodes > q.ranks) fail(TUTTI_ERR_INVALID_ARGUMENT, "--nodes exceeds the rank count");
+  return explain(q);
+}
+
+}  // namespace
+}  // namespace tutti::apps
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0, nranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  int rc = 0;
+  if (rank == 0) {
+    try {
+      rc = tutti::apps::main_impl(argc, argv, nranks);
+    } catch (const tutti::Error& e) {
+      std::fprintf(stderr, "tutti-info: %s\n", e.what());
+      rc = 2;
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return rc;
+}

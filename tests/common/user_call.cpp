@@ -1,0 +1,153 @@
+#include "user_call.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "mpi_types.hpp"
+
+namespace tutti::testing {
+
+UserBuffers::UserBuffers(const CollArgs& a, int rank, int nranks, char fill)
+    : a_(a), rank_(rank), nranks_(nranks), shape_(buffer_shape(a, rank, nranks)) {
+  switch (a.coll) {
+    case Collective::Barrier: break;
+    case Collective::Bcast:
+      recv_ = Bytes(shape_.output_bytes, fill);
+      recvbuf_ = recv_.data();
+      break;
+    case Collective::Scatter:
+      if (rank == a.root) {
+        send_ = Bytes(shape_.input_bytes, 0);
+        sendbuf_ = send_.data();
+      }
+      if (a.in_place) {
+        recvbuf_ = TUTTI_IN_PLACE;
+      } else {
+        recv_ = Bytes(shape_.output_bytes, fill);
+        recvbuf_ = recv_.data();
+      }
+      break;
+    default:
+      if (shape_.has_output) {
+        // In place, the receive buffer also holds the (possibly larger) input.
+        recv_ = Bytes(std::max(shape_.output_bytes, a.in_place ? shape_.input_bytes : 0),
+                      a.coll == Collective::Alltoallv ? 0 : fill);
+        recvbuf_ = recv_.data();
+      }  // else: not significant on this rank; pass NULL as users may
+      if (a.in_place) {
+        sendbuf_ = TUTTI_IN_PLACE;
+      } else {
+        send_ = Bytes(shape_.input_bytes, 0);
+        sendbuf_ = send_.data();
+      }
+  }
+}
+
+void UserBuffers::set_input(const Bytes& input) {
+  if (a_.coll == Collective::Barrier) return;
+  if (a_.coll == Collective::Bcast) {
+    if (rank_ == a_.root) std::copy(input.begin(), input.end(), recv_.begin());
+    return;
+  }
+  if (a_.in_place && a_.coll != Collective::Scatter) {
+    const InPlaceLayout where = in_place_layout(a_, rank_);
+    std::copy(input.begin(), input.end(), recv_.begin() + static_cast<long>(where.offset));
+  } else if (!send_.empty()) {
+    std::copy(input.begin(), input.end(), send_.begin());
+  }
+}
+
+Bytes UserBuffers::output() const {
+  if (!shape_.has_output) return {};
+  if (a_.coll == Collective::Scatter && a_.in_place) {
+    const size_t off = in_place_layout(a_, rank_).offset;
+    return Bytes(send_.begin() + static_cast<long>(off),
+                 send_.begin() + static_cast<long>(off + shape_.output_bytes));
+  }
+  Bytes out = recv_;
+  out.resize(shape_.output_bytes);
+  return out;
+}
+
+int call_tutti(const CollArgs& a, const void* s, void* r, tutti_comm_t c, bool nb) {
+  const auto dt = static_cast<tutti_datatype_t>(a.dtype);
+  const auto op = static_cast<tutti_op_t>(a.op);
+  tutti_request_t req = nullptr;
+  tutti_request_t* rp = nb ? &req : nullptr;
+  int st = TUTTI_SUCCESS;
+  switch (a.coll) {
+    case Collective::Allreduce:
+      st = nb ? tutti_iallreduce(s, r, a.count, dt, op, c, rp)
+              : tutti_allreduce(s, r, a.count, dt, op, c);
+      break;
+    case Collective::Reduce:
+      st = nb ? tutti_ireduce(s, r, a.count, dt, op, a.root, c, rp)
+              : tutti_reduce(s, r, a.count, dt, op, a.root, c);
+      break;
+    case Collective::Bcast:
+      st = nb ? tutti_ibcast(r, a.count, dt, a.root, c, rp) : tutti_bcast(r, a.count, dt, a.root, c);
+      break;
+    case Collective::Allgather:
+      st = nb ? tutti_iallgather(s, r, a.count, dt, c, rp) : tutti_allgather(s, r, a.count, dt, c);
+      break;
+    case Collective::ReduceScatter:
+      st = nb ? tutti_ireduce_scatter(s, r, a.count, dt, op, c, rp)
+              : tutti_reduce_scatter(s, r, a.count, dt, op, c);
+      break;
+    case Collective::Gather:
+      st = nb ? tutti_igather(s, r, a.count, dt, a.root, c, rp)
+              : tutti_gather(s, r, a.count, dt, a.root, c);
+      break;
+    case Collective::Scatter:
+      st = nb ? tutti_iscatter(s, r, a.count, dt, a.root, c, rp)
+              : tutti_scatter(s, r, a.count, dt, a.root, c);
+      break;
+    case Collective::Alltoall:
+      st = nb ? tutti_ialltoall(s, r, a.count, dt, c, rp) : tutti_alltoall(s, r, a.count, dt, c);
+      break;
+    case Collective::Alltoallv: {
+      const size_t *sc = a.send_counts.data(), *sd = a.send_displs.data();
+      const size_t *rc = a.recv_counts.data(), *rd = a.recv_displs.data();
+      st = nb ? tutti_ialltoallv(s, sc, sd, r, rc, rd, dt, c, rp)
+              : tutti_alltoallv(s, sc, sd, r, rc, rd, dt, c);
+      break;
+    }
+    case Collective::Barrier: st = nb ? tutti_ibarrier(c, rp) : tutti_barrier(c); break;
+  }
+  if (st == TUTTI_SUCCESS && nb) st = tutti_wait(&req);
+  return st;
+}
+
+int call_mpi(const CollArgs& a, const void* s, void* r, MPI_Comm comm) {
+  const MPI_Datatype dt = mpi_datatype(a.dtype);
+  const MPI_Op op = is_reduction(a.coll) ? mpi_op(a.op, a.dtype) : MPI_OP_NULL;
+  if (a.count > static_cast<size_t>(INT_MAX)) return MPI_ERR_COUNT;
+  const int n = static_cast<int>(a.count);
+  const void* send = s == TUTTI_IN_PLACE ? MPI_IN_PLACE : s;
+  void* recv = r == TUTTI_IN_PLACE ? MPI_IN_PLACE : r;
+  switch (a.coll) {
+    case Collective::Allreduce: return MPI_Allreduce(send, recv, n, dt, op, comm);
+    case Collective::Reduce: return MPI_Reduce(send, recv, n, dt, op, a.root, comm);
+    case Collective::Bcast: return MPI_Bcast(recv, n, dt, a.root, comm);
+    case Collective::Allgather: return MPI_Allgather(send, n, dt, recv, n, dt, comm);
+    case Collective::ReduceScatter: return MPI_Reduce_scatter_block(send, recv, n, dt, op, comm);
+    case Collective::Gather: return MPI_Gather(send, n, dt, recv, n, dt, a.root, comm);
+    case Collective::Scatter: return MPI_Scatter(send, n, dt, recv, n, dt, a.root, comm);
+    case Collective::Alltoall: return MPI_Alltoall(send, n, dt, recv, n, dt, comm);
+    case Collective::Alltoallv: {
+      std::vector<int> sc, sd, rc, rd;
+      for (size_t i = 0; i < a.recv_counts.size(); ++i) {
+        sc.push_back(static_cast<int>(a.send_counts[i]));
+        sd.push_back(static_cast<int>(a.send_displs[i]));
+        rc.push_back(static_cast<int>(a.recv_counts[i]));
+        rd.push_back(static_cast<int>(a.recv_displs[i]));
+      }
+      return MPI_Alltoallv(send, sc.data(), sd.data(), dt, recv, rc.data(), rd.data(), dt, comm);
+    }
+    case Collective::Barrier: return MPI_Barrier(comm);
+  }
+  return MPI_ERR_OTHER;
+}
+
+}  // namespace tutti::testing

@@ -1,0 +1,53 @@
+// How a user lays out buffers for, and calls, any collective through the C
+// API (or the MPI library's own collective), in place or not. Shared by the
+// mpirun tests and tutti-bench so both exercise exactly what users do.
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "coll_args.hpp"
+#include "reference.hpp"
+#include "tutti/tutti.h"
+
+namespace tutti::testing {
+
+class UserBuffers {
+ public:
+  // Buffers for rank `rank`'s part of the call `a` (alltoallv counts must be
+  // attached to `a`). Receive buffers start filled with `fill`.
+  UserBuffers(const CollArgs& a, int rank, int nranks, char fill = 0x5a);
+  // Puts this rank's input where the call reads it (in place: inside the
+  // receive buffer; bcast: the root's buffer).
+  void set_input(const Bytes& input);
+  // This rank's result (empty where it has none).
+  Bytes output() const;
+
+  const void* sendbuf() const { return sendbuf_; }
+  void* recvbuf() const { return recvbuf_; }
+  // Raw pointers to the data, for calls that need them without in-place
+  // sentinels (the MPI comparison).
+  void* send_data() { return send_.data(); }
+  void* recv_data() { return recv_.data(); }
+
+ private:
+  CollArgs a_;
+  int rank_, nranks_;
+  BufferShape shape_;
+  Bytes send_, recv_;
+  const void* sendbuf_ = nullptr;
+  void* recvbuf_ = nullptr;
+};
+
+// Calls the collective through tutti's C API: blocking, or non-blocking
+// followed by tutti_wait.
+int call_tutti(const CollArgs& a, const void* sendbuf, void* recvbuf, tutti_comm_t comm,
+               bool nonblocking);
+
+// Calls the MPI library's own blocking collective with the same buffers
+// (TUTTI_IN_PLACE becomes MPI_IN_PLACE; avg is timed as sum; fp16/bf16
+// reductions use tutti's MPI user ops). Returns an MPI error code.
+int call_mpi(const CollArgs& a, const void* sendbuf, void* recvbuf, MPI_Comm comm);
+
+}  // namespace tutti::testing

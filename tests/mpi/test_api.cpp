@@ -1,0 +1,182 @@
+// The C API beyond single collectives: several non-blocking collectives in
+// flight at once, point-to-point with tags, results equal to the MPI
+// library's own collectives, and bad input rejected with a clear error while
+// the communicator stays usable.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "mpi_harness.hpp"
+
+namespace tutti::testing {
+namespace {
+
+std::vector<float> iota_floats(size_t n, float start) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i % 17);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("several non-blocking collectives in flight, completed in any order", "[api]") {
+  const int p = world_size(), me = world_rank();
+  const size_t n = 3001;
+  std::vector<float> a_in = iota_floats(n, static_cast<float>(me)), a_out(n);
+  std::vector<int32_t> b_buf(n, me == 0 ? 42 : -1);
+  std::vector<int32_t> c_in(5, me), c_out(5 * static_cast<size_t>(p));
+  std::vector<double> d_in(n * static_cast<size_t>(p), 1.0), d_out(n);
+
+  tutti_request_t reqs[5] = {};
+  REQUIRE(tutti_iallreduce(a_in.data(), a_out.data(), n, TUTTI_FLOAT32, TUTTI_SUM, world(), &reqs[0]) == 0);
+  REQUIRE(tutti_ibcast(b_buf.data(), n, TUTTI_INT32, 0, world(), &reqs[1]) == 0);
+  REQUIRE(tutti_iallgather(c_in.data(), c_out.data(), 5, TUTTI_INT32, world(), &reqs[2]) == 0);
+  REQUIRE(tutti_ireduce_scatter(d_in.data(), d_out.data(), n, TUTTI_FLOAT64, TUTTI_SUM, world(), &reqs[3]) == 0);
+  REQUIRE(tutti_ibarrier(world(), &reqs[4]) == 0);
+  // Poll one with tutti_test, wait for the rest in reverse order.
+  int done = 0;
+  while (!done) REQUIRE(tutti_test(&reqs[4], &done) == TUTTI_SUCCESS);
+  CHECK(reqs[4] == nullptr);
+  for (int i = 3; i >= 0; --i) {
+    REQUIRE(tutti_wait(&reqs[i]) == TUTTI_SUCCESS);
+    CHECK(reqs[i] == nullptr);
+  }
+  bool ok = true;
+  for (size_t i = 0; i < n; ++i) {
+    float want = 0;
+    for (int r = 0; r < p; ++r) want += static_cast<float>(r) + static_cast<float>(i % 17);
+    ok = ok && a_out[i] == want && b_buf[i] == 42 && d_out[i] == static_cast<double>(p);
+  }
+  for (int r = 0; r < p; ++r)
+    for (int j = 0; j < 5; ++j) ok = ok && c_out[static_cast<size_t>(r) * 5 + static_cast<size_t>(j)] == r;
+  CHECK(all_ranks(ok));
+}
+
+TEST_CASE("send and receive with tags, matched by tag not by order", "[api]") {
+  const int p = world_size(), me = world_rank();
+  const int right = (me + 1) % p, left = (me + p - 1) % p;
+  std::vector<int64_t> first(100, me * 10 + 1), second(100000, me * 10 + 2);
+  std::vector<int64_t> got_first(100), got_second(100000);
+  tutti_request_t s1, s2, r2;
+  REQUIRE(tutti_isend(first.data(), first.size(), TUTTI_INT64, right, 1, world(), &s1) == 0);
+  REQUIRE(tutti_isend(second.data(), second.size(), TUTTI_INT64, right, 2, world(), &s2) == 0);
+  // Receive tag 2 before tag 1.
+  REQUIRE(tutti_irecv(got_second.data(), got_second.size(), TUTTI_INT64, left, 2, world(), &r2) == 0);
+  REQUIRE(tutti_recv(got_first.data(), got_first.size(), TUTTI_INT64, left, 1, world()) == 0);
+  REQUIRE(tutti_wait(&r2) == 0);
+  REQUIRE(tutti_wait(&s1) == 0);
+  REQUIRE(tutti_wait(&s2) == 0);
+  bool ok = got_first[0] == left * 10 + 1 && got_first[99] == left * 10 + 1 &&
+            got_second[0] == left * 10 + 2 && got_second[99999] == left * 10 + 2;
+  CHECK(all_ranks(ok));
+}
+
+TEST_CASE("a receive of the wrong size is a mismatch, not a crash", "[api]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  std::vector<int32_t> buf(64, 7);
+  int st = TUTTI_SUCCESS;
+  if (me == 0) st = tutti_send(buf.data(), 64, TUTTI_INT32, 1, 9, world());
+  if (me == 1) {
+    st = tutti_recv(buf.data(), 16, TUTTI_INT32, 0, 9, world());
+    CHECK(st == TUTTI_ERR_MISMATCH);
+    INFO(tutti_last_error());
+    CHECK(std::string(tutti_last_error()).find("rank 0") != std::string::npos);
+    st = TUTTI_SUCCESS;
+  }
+  CHECK(st == TUTTI_SUCCESS);
+  // The communicator is still usable.
+  CHECK(all_ranks(tutti_barrier(world()) == TUTTI_SUCCESS));
+}
+
+TEST_CASE("results equal the MPI library's own collectives", "[api]") {
+  const int p = world_size(), me = world_rank();
+  const size_t n = 4099;
+  std::vector<int32_t> in(n * static_cast<size_t>(p));
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int32_t>((i * 31 + static_cast<size_t>(me) * 7) % 1000) - 500;
+  bool ok = true;
+  {
+    std::vector<int32_t> mine(n), theirs(n);
+    REQUIRE(tutti_allreduce(in.data(), mine.data(), n, TUTTI_INT32, TUTTI_MAX, world()) == 0);
+    MPI_Allreduce(in.data(), theirs.data(), static_cast<int>(n), MPI_INT32_T, MPI_MAX, MPI_COMM_WORLD);
+    ok = ok && mine == theirs;
+  }
+  {
+    std::vector<int32_t> mine(n), theirs(n);
+    REQUIRE(tutti_reduce_scatter(in.data(), mine.data(), n, TUTTI_INT32, TUTTI_SUM, world()) == 0);
+    MPI_Reduce_scatter_block(in.data(), theirs.data(), static_cast<int>(n), MPI_INT32_T, MPI_SUM, MPI_COMM_WORLD);
+    ok = ok && mine == theirs;
+  }
+  {
+    std::vector<int32_t> mine(in.size()), theirs(in.size());
+    REQUIRE(tutti_alltoall(in.data(), mine.data(), n, TUTTI_INT32, world()) == 0);
+    MPI_Alltoall(in.data(), static_cast<int>(n), MPI_INT32_T, theirs.data(), static_cast<int>(n), MPI_INT32_T, MPI_COMM_WORLD);
+    ok = ok && mine == theirs;
+  }
+  {
+    std::vector<int32_t> mine(in.size()), theirs(in.size());
+    REQUIRE(tutti_allgather(in.data(), mine.data(), n, TUTTI_INT32, world()) == 0);
+    MPI_Allgather(in.data(), static_cast<int>(n), MPI_INT32_T, theirs.data(), static_cast<int>(n), MPI_INT32_T, MPI_COMM_WORLD);
+    ok = ok && mine == theirs;
+  }
+  CHECK(all_ranks(ok));
+}
+
+TEST_CASE("bad input is rejected with a clear message and the communicator stays usable", "[api]") {
+  const int p = world_size();
+  std::vector<float> buf(16, 1.0f), out(16 * static_cast<size_t>(p));
+  auto expect_invalid = [](int st, const char* needle) {
+    CHECK(st == TUTTI_ERR_INVALID_ARGUMENT);
+    const std::string msg = tutti_last_error();
+    INFO("message: " << msg);
+    CHECK(msg.find(needle) != std::string::npos);
+  };
+  expect_invalid(tutti_allreduce(nullptr, out.data(), 16, TUTTI_FLOAT32, TUTTI_SUM, world()), "sendbuf");
+  expect_invalid(tutti_allreduce(buf.data(), nullptr, 16, TUTTI_FLOAT32, TUTTI_SUM, world()), "recvbuf");
+  expect_invalid(tutti_allreduce(buf.data(), out.data(), 16, static_cast<tutti_datatype_t>(99), TUTTI_SUM, world()), "dt=99");
+  expect_invalid(tutti_allreduce(buf.data(), out.data(), 16, TUTTI_FLOAT32, static_cast<tutti_op_t>(-1), world()), "op=-1");
+  expect_invalid(tutti_allreduce(buf.data(), out.data(), static_cast<size_t>(-5), TUTTI_FLOAT32, TUTTI_SUM, world()), "too large");
+  expect_invalid(tutti_allreduce(buf.data(), buf.data() + 4, 8, TUTTI_FLOAT32, TUTTI_SUM, world()), "overlap");
+  expect_invalid(tutti_allreduce(buf.data(), out.data(), 16, TUTTI_FLOAT32, TUTTI_SUM, nullptr), "comm is NULL");
+  expect_invalid(tutti_bcast(buf.data(), 16, TUTTI_FLOAT32, p, world()), "root=");
+  expect_invalid(tutti_bcast(buf.data(), 16, TUTTI_FLOAT32, -1, world()), "root=-1");
+  expect_invalid(tutti_reduce(buf.data(), out.data(), 16, TUTTI_FLOAT32, TUTTI_SUM, p + 3, world()), "root=");
+  expect_invalid(tutti_send(buf.data(), 16, TUTTI_FLOAT32, p, 0, world()), "peer=");
+  expect_invalid(tutti_send(buf.data(), 16, TUTTI_FLOAT32, 0, -3, world()), "tag=-3");
+  expect_invalid(tutti_recv(buf.data(), 16, TUTTI_FLOAT32, -1, 0, world()), "peer=-1");
+  expect_invalid(tutti_iallreduce(buf.data(), out.data(), 16, TUTTI_FLOAT32, TUTTI_SUM, world(), nullptr), "req");
+  expect_invalid(tutti_alltoallv(buf.data(), nullptr, nullptr, out.data(), nullptr, nullptr, TUTTI_FLOAT32, world()), "NULL");
+  expect_invalid(tutti_comm_force_algorithm(world(), "allreduce", "no_such_algo"), "no_such_algo");
+  expect_invalid(tutti_comm_force_algorithm(world(), "allreducer", "ring"), "allreducer");
+  if (p > 1 && world_rank() != 0)
+    expect_invalid(tutti_reduce(TUTTI_IN_PLACE, out.data(), 16, TUTTI_FLOAT32, TUTTI_SUM, 0, world()), "only valid on the root");
+  CHECK(std::string(tutti_strerror(TUTTI_ERR_INVALID_ARGUMENT)) == "invalid argument");
+  CHECK(std::string(tutti_strerror(12345)) == "unknown status code");
+  // Still usable.
+  std::vector<float> sum(16);
+  REQUIRE(tutti_allreduce(buf.data(), sum.data(), 16, TUTTI_FLOAT32, TUTTI_SUM, world()) == TUTTI_SUCCESS);
+  CHECK(all_ranks(sum[0] == static_cast<float>(p)));
+}
+
+TEST_CASE("statistics count calls, fallbacks and cached schedules", "[api]") {
+  tutti_comm_stats_t before{}, after{};
+  REQUIRE(tutti_comm_stats(world(), &before) == 0);
+  std::vector<float> a(1000, 1.0f), b(1000);
+  REQUIRE(tutti_comm_force_algorithm(world(), "allreduce", "mpi") == 0);
+  REQUIRE(tutti_allreduce(a.data(), b.data(), 1000, TUTTI_FLOAT32, TUTTI_SUM, world()) == 0);
+  CHECK(std::string(tutti_comm_last_algorithm(world())) == "mpi");
+  REQUIRE(tutti_comm_force_algorithm(world(), "allreduce", "ring") == 0);
+  for (int i = 0; i < 3; ++i)
+    REQUIRE(tutti_allreduce(a.data(), b.data(), 1000, TUTTI_FLOAT32, TUTTI_SUM, world()) == 0);
+  CHECK(std::string(tutti_comm_last_algorithm(world())) == "ring");
+  REQUIRE(tutti_comm_force_algorithm(world(), "allreduce", nullptr) == 0);
+  REQUIRE(tutti_comm_stats(world(), &after) == 0);
+  CHECK(after.collectives - before.collectives == 4);
+  CHECK(after.mpi_fallbacks - before.mpi_fallbacks == 1);
+  CHECK(after.schedule_cache_hits - before.schedule_cache_hits >= 2);
+}
+
+}  // namespace tutti::testing
