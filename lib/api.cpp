@@ -562,7 +562,7 @@ int tutti_comm_force_algorithm(tutti_comm_t comm, const char* collective, const 
 
 const char* tutti_comm_last_algorithm(tutti_comm_t comm) {
   if (!comm || !comm->impl) return "";
-  return comm->impl->last_algorithm().c_str();
+  return comm->impl->last_algorithm().data();
 }
 
 int tutti_comm_stats(tutti_comm_t comm, tutti_comm_stats_t* stats) {

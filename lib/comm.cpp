@@ -107,41 +107,49 @@ Comm::~Comm() {
   if (mpi_comm_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_comm_);
 }
 
-size_t Comm::ScheduleKeyHash::operator()(const ScheduleKey& k) const {
-  size_t h = std::hash<const void*>{}(k.algorithm);
+size_t Comm::CallKeyHash::operator()(const CallKey& k) const {
+  size_t h = std::hash<size_t>{}(k.count);
   auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
-  mix(static_cast<size_t>(k.coll));
-  mix(k.count);
-  mix(static_cast<size_t>(k.dtype) << 8 | static_cast<size_t>(k.op));
+  mix(static_cast<size_t>(k.coll) << 24 | static_cast<size_t>(k.dtype) << 16 |
+      static_cast<size_t>(k.op) << 8 | static_cast<size_t>(k.in_place) << 1 |
+      static_cast<size_t>(k.memory));
   mix(static_cast<size_t>(k.root));
-  mix(static_cast<size_t>(k.in_place) << 1 | static_cast<size_t>(k.memory));
-  mix(k.params.chunk_bytes);
-  mix(static_cast<size_t>(k.params.radix));
   return h;
 }
 
-std::shared_ptr<const Schedule> Comm::schedule_for(const CollArgs& args,
-                                                   const algos::Algorithm& algo) {
-  auto build = [&] {
-    ScheduleBuilder b(args, rank_, size_);
-    algo.build(b);
-    ++stats_.schedule_builds;
-    return std::make_shared<const Schedule>(b.finish());
+const Comm::Plan& Comm::plan_for(const CollArgs& args, Plan& uncached) {
+  auto make = [&](Plan& plan) {
+    const Decision d = explain(args);
+    if (config_.debug.decisions && rank_ == 0) log_decision(args, d);
+    plan.algorithm = d.algorithm;
+    plan.params = d.params;
+    plan.fell_back = d.fell_back();
+    plan.schedule = nullptr;
+    if (!d.algorithm->is_mpi()) {
+      CollArgs with_params = args;
+      with_params.params = d.params;
+      ScheduleBuilder b(with_params, rank_, size_);
+      d.algorithm->build(b);
+      ++stats_.schedule_builds;
+      plan.schedule = std::make_shared<const Schedule>(b.finish());
+    }
   };
-  // alltoallv schedules depend on the counts: not worth caching.
-  if (args.coll == Collective::Alltoallv) return build();
-  const ScheduleKey key{args.coll, &algo,        args.count,  args.dtype, args.op,
-                        args.root, args.in_place, args.memory, args.params};
-  auto it = schedules_.find(key);
-  if (it != schedules_.end()) {
-    ++stats_.schedule_cache_hits;
+  // alltoallv plans depend on the counts: not worth caching.
+  if (args.coll == Collective::Alltoallv) {
+    make(uncached);
+    return uncached;
+  }
+  const CallKey key{args.coll, args.count, args.dtype, args.op, args.root, args.in_place, args.memory};
+  auto it = plans_.find(key);
+  if (it != plans_.end()) {
+    if (it->second.schedule) ++stats_.schedule_cache_hits;
     return it->second;
   }
-  constexpr size_t kMaxCachedSchedules = 1024;
-  if (schedules_.size() >= kMaxCachedSchedules) schedules_.clear();
-  auto sched = build();
-  schedules_.emplace(key, sched);
-  return sched;
+  constexpr size_t kMaxCachedPlans = 1024;
+  if (plans_.size() >= kMaxCachedPlans) plans_.clear();
+  Plan& plan = plans_[key];
+  make(plan);
+  return plan;
 }
 
 std::string Comm::forced_origin(Collective coll) const {
@@ -166,28 +174,26 @@ void Comm::log_decision(const CollArgs& args, const Decision& d) {
 std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const void* in,
                                                   void* out) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
-  const Decision d = explain(in_args);
-  CollArgs args = in_args;
-  args.params = d.params;
+  Plan uncached;
+  const Plan& plan = plan_for(in_args, uncached);
   ++stats_.collectives;
-  if (d.fell_back()) ++stats_.refused_fallbacks;
-  if (config_.debug.decisions && rank_ == 0) log_decision(args, d);
-  last_algorithm_ = std::string(d.algorithm->name);
-  const uint32_t seq = next_seq_++;
-  std::string description = str(collective_name(args.coll), " #", seq, " (", d.algorithm->name, ")");
+  if (plan.fell_back) ++stats_.refused_fallbacks;
+  last_algorithm_ = plan.algorithm->name;
+  const OpLabel label{collective_name(in_args.coll), plan.algorithm->name, next_seq_++};
 
   std::shared_ptr<Operation> op;
-  if (d.algorithm->is_mpi()) {
+  if (plan.algorithm->is_mpi()) {
     ++stats_.mpi_fallbacks;
-    op = start_mpi_collective(args, in, out, mpi_comm_, rank_, size_, std::move(description));
+    CollArgs args = in_args;
+    args.params = plan.params;
+    op = start_mpi_collective(args, in, out, mpi_comm_, rank_, size_, label);
   } else {
-    auto sched = schedule_for(args, *d.algorithm);
     Buffers bufs;
     bufs.input = in;
     bufs.output = out;
-    bufs.input_mem = bufs.output_mem = args.memory;
-    op = std::make_shared<ScheduleOp>(std::move(description), *transport_, std::move(sched), bufs,
-                                      seq, scratch_.acquire(sched->scratch_bytes));
+    bufs.input_mem = bufs.output_mem = in_args.memory;
+    op = std::make_shared<ScheduleOp>(label, *transport_, plan.schedule, bufs, label.seq,
+                                      scratch_.acquire(plan.schedule->scratch_bytes));
   }
   if (!op->poll()) active_.push_back(op);  // posts the first round now
   return op;
@@ -196,8 +202,8 @@ std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const
 std::shared_ptr<Operation> Comm::start_point_to_point(bool is_send, void* buf, size_t bytes,
                                                       int peer, int tag) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
-  auto op = std::make_shared<PointToPointOp>(
-      str(is_send ? "send to rank " : "receive from rank ", peer, " tag ", tag), *transport_, peer);
+  const OpLabel label{is_send ? "send" : "receive", {}, 0, peer, tag};
+  auto op = std::make_shared<PointToPointOp>(label, *transport_, peer);
   const MemoryType mem = MemoryType::Host;
   const Status st = is_send ? op->post_send(user_tag(tag), buf, bytes, mem)
                             : op->post_recv(user_tag(tag), buf, bytes, mem);
@@ -248,6 +254,10 @@ Status Comm::wait(Operation& op, double timeout_s) {
       return set_last_error(TUTTI_ERR_TIMEOUT, message);
     }
   }
+  if (config_.debug.calls && rank_ == 0)
+    log_line(rank_, str(op.description(), ": ",
+                        std::chrono::duration<double, std::micro>(Clock::now() - start).count(),
+                        " us waited", op.status() == TUTTI_SUCCESS ? "" : ", failed"));
   if (op.status() != TUTTI_SUCCESS) {
     if (op.status() == TUTTI_ERR_TRANSPORT) {
       failed_ = true;
@@ -265,6 +275,7 @@ void Comm::force_algorithm(Collective coll, std::string name) {
          " algorithm; valid: ", algos::algorithm_names(coll));
   forced_by_api_[c] = !name.empty();
   forced_[c] = name.empty() ? config_.forced[c] : std::move(name);
+  plans_.clear();  // cached decisions may name another algorithm now
 }
 
 }  // namespace tutti

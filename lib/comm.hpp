@@ -43,7 +43,8 @@ class Comm {
   const Dispatcher& dispatcher() const { return dispatcher_; }
   Transport& transport() { return *transport_; }
   const CommStats& stats() const { return stats_; }
-  const std::string& last_algorithm() const { return last_algorithm_; }
+  // Points at the registry's name (a string literal, so null-terminated).
+  std::string_view last_algorithm() const { return last_algorithm_; }
 
   // Starts a collective (arguments already validated and in-place
   // normalised by the API layer). Throws Error if it cannot start.
@@ -70,24 +71,31 @@ class Comm {
   size_t operations_in_flight() const { return active_.size(); }
 
  private:
-  struct ScheduleKey {
+  // Everything the decision and the schedule depend on, except alltoallv's
+  // counts (alltoallv plans are not cached).
+  struct CallKey {
     Collective coll;
-    const algos::Algorithm* algorithm;
     size_t count;
     Datatype dtype;
     Op op;
     int root;
     bool in_place;
     MemoryType memory;
-    AlgoParams params;
-    bool operator==(const ScheduleKey&) const = default;
+    bool operator==(const CallKey&) const = default;
   };
-  struct ScheduleKeyHash {
-    size_t operator()(const ScheduleKey& k) const;
+  struct CallKeyHash {
+    size_t operator()(const CallKey& k) const;
+  };
+  // What a call signature runs: decided and built once, replayed after.
+  struct Plan {
+    const algos::Algorithm* algorithm = nullptr;
+    AlgoParams params;
+    bool fell_back = false;
+    std::shared_ptr<const Schedule> schedule;  // null for "mpi"
   };
 
-  std::shared_ptr<const Schedule> schedule_for(const CollArgs& args,
-                                               const algos::Algorithm& algo);
+  // The cached plan for `args`, or one built into `uncached` (alltoallv).
+  const Plan& plan_for(const CollArgs& args, Plan& uncached);
   void log_decision(const CollArgs& args, const Decision& d);
   std::string forced_origin(Collective coll) const;
 
@@ -98,12 +106,12 @@ class Comm {
   Dispatcher dispatcher_;
   std::array<std::string, kNumCollectives> forced_;
   std::array<bool, kNumCollectives> forced_by_api_{};
-  std::unordered_map<ScheduleKey, std::shared_ptr<const Schedule>, ScheduleKeyHash> schedules_;
+  std::unordered_map<CallKey, Plan, CallKeyHash> plans_;
   ScratchPool scratch_;
   std::vector<std::shared_ptr<Operation>> active_;
   uint32_t next_seq_ = 0;
   CommStats stats_;
-  std::string last_algorithm_;
+  std::string_view last_algorithm_ = "";
   std::set<std::pair<int, int>> logged_decisions_;  // (collective, log2 size bucket)
   bool failed_ = false;
   std::string failure_;

@@ -18,8 +18,8 @@ int as_int(size_t v, const char* what) {
 
 class MpiCollectiveOp : public Operation {
  public:
-  MpiCollectiveOp(std::string description, const CollArgs& args, int rank, int nranks)
-      : Operation(std::move(description)), args_(args), rank_(rank), nranks_(nranks) {}
+  MpiCollectiveOp(const OpLabel& label, const CollArgs& args, int rank, int nranks)
+      : Operation(label), args_(args), rank_(rank), nranks_(nranks) {}
 
   void start(const void* in, void* out, MPI_Comm comm) {
     const CollArgs& a = args_;
@@ -126,8 +126,8 @@ class MpiCollectiveOp : public Operation {
 
 std::unique_ptr<Operation> start_mpi_collective(const CollArgs& args, const void* in, void* out,
                                                 MPI_Comm comm, int rank, int nranks,
-                                                std::string description) {
-  auto op = std::make_unique<MpiCollectiveOp>(std::move(description), args, rank, nranks);
+                                                const OpLabel& label) {
+  auto op = std::make_unique<MpiCollectiveOp>(label, args, rank, nranks);
   op->start(in, out, comm);
   return op;
 }

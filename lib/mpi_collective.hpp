@@ -17,6 +17,6 @@ namespace tutti {
 // Throws Error on MPI failure.
 std::unique_ptr<Operation> start_mpi_collective(const CollArgs& args, const void* in, void* out,
                                                 MPI_Comm comm, int rank, int nranks,
-                                                std::string description);
+                                                const OpLabel& label);
 
 }  // namespace tutti

@@ -2,10 +2,15 @@
 
 namespace tutti {
 
-ScheduleOp::ScheduleOp(std::string description, Transport& transport,
+std::string OpLabel::to_string() const {
+  if (peer >= 0) return str(kind, kind == "send" ? " to rank " : " from rank ", peer, " tag ", tag);
+  return str(kind, " #", seq, " (", algorithm, ")");
+}
+
+ScheduleOp::ScheduleOp(const OpLabel& label, Transport& transport,
                        std::shared_ptr<const Schedule> schedule, Buffers bufs, uint32_t seq,
                        ScratchLease scratch)
-    : Operation(std::move(description)),
+    : Operation(label),
       scratch_(std::move(scratch)),
       run_(transport, std::move(schedule),
            [&] {
@@ -22,8 +27,8 @@ bool ScheduleOp::advance() {
 
 void ScheduleOp::cancel(Status why, const std::string& message) { run_.cancel(why, message); }
 
-PointToPointOp::PointToPointOp(std::string description, Transport& transport, int peer)
-    : Operation(std::move(description)), transport_(transport), peer_(peer) {}
+PointToPointOp::PointToPointOp(const OpLabel& label, Transport& transport, int peer)
+    : Operation(label), transport_(transport), peer_(peer) {}
 
 Status PointToPointOp::post_send(Tag tag, const void* buf, size_t bytes, MemoryType mem) {
   return transport_.send(peer_, tag, buf, bytes, mem, &completion_);

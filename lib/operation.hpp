@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine.hpp"
@@ -12,6 +13,17 @@
 #include "transport.hpp"
 
 namespace tutti {
+
+// What an operation is, for messages and logs; formatted only when needed
+// (the views point at static names, so building a label costs nothing).
+struct OpLabel {
+  std::string_view kind;       // "allreduce", ..., "send", "receive"
+  std::string_view algorithm;  // collectives
+  uint32_t seq = 0;            // collectives: sequence number on the communicator
+  int peer = -1, tag = -1;     // point-to-point
+  // "allreduce #12 (ring)", "send to rank 3 tag 7"
+  std::string to_string() const;
+};
 
 class Operation {
  public:
@@ -30,12 +42,12 @@ class Operation {
   Status status() const { return status_; }
   const std::string& error() const { return error_; }
   // "allreduce #12 (ring)": for debug and error messages.
-  const std::string& description() const { return description_; }
+  std::string description() const { return label_.to_string(); }
 
  protected:
   // One step of progress; true once finished. Called only until it is.
   virtual bool advance() = 0;
-  explicit Operation(std::string description) : description_(std::move(description)) {}
+  explicit Operation(const OpLabel& label) : label_(label) {}
   void finish_with(Status status, std::string error) {
     if (status_ == TUTTI_SUCCESS) {
       status_ = status;
@@ -47,14 +59,14 @@ class Operation {
   bool finished_ = false;
   Status status_ = TUTTI_SUCCESS;
   std::string error_;
-  std::string description_;
+  OpLabel label_;
 };
 
 // A schedule run by the engine, with its scratch memory borrowed from the
 // communicator's pool for as long as it runs.
 class ScheduleOp : public Operation {
  public:
-  ScheduleOp(std::string description, Transport& transport,
+  ScheduleOp(const OpLabel& label, Transport& transport,
              std::shared_ptr<const Schedule> schedule, Buffers bufs, uint32_t seq,
              ScratchLease scratch);
   bool advance() override;
@@ -69,7 +81,7 @@ class ScheduleOp : public Operation {
 // One user send or receive.
 class PointToPointOp : public Operation {
  public:
-  PointToPointOp(std::string description, Transport& transport, int peer);
+  PointToPointOp(const OpLabel& label, Transport& transport, int peer);
   // Posts; a non-success status means nothing was posted.
   [[nodiscard]] Status post_send(Tag tag, const void* buf, size_t bytes, MemoryType mem);
   [[nodiscard]] Status post_recv(Tag tag, void* buf, size_t bytes, MemoryType mem);

@@ -9,6 +9,12 @@ extern const Algorithm kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving, 
 extern const Algorithm kReduceTree, kReduceRecursiveHalving;
 extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving;
 extern const Algorithm kBarrierDissemination;
+extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck;
+extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear;
+extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing;
+extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck;
+extern const Algorithm kGatherTree, kGatherLinear;
+extern const Algorithm kScatterTree, kScatterLinear;
 extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpiReduceScatter,
     kMpiGather, kMpiScatter, kMpiAlltoall, kMpiAlltoallv, kMpiBarrier;
 
@@ -19,6 +25,12 @@ const Algorithm* const kRegistry[] = {
     &kReduceTree, &kReduceRecursiveHalving,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving,
     &kBarrierDissemination,
+    &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck,
+    &kAlltoallvPairwise, &kAlltoallvLinear,
+    &kBcastTree, &kBcastScatterAllgather, &kBcastRing,
+    &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck,
+    &kGatherTree, &kGatherLinear,
+    &kScatterTree, &kScatterLinear,
     // The MPI library's own collectives: the fallback for every collective.
     &kMpiAllreduce, &kMpiReduce, &kMpiBcast, &kMpiAllgather, &kMpiReduceScatter, &kMpiGather,
     &kMpiScatter, &kMpiAlltoall, &kMpiAlltoallv, &kMpiBarrier,

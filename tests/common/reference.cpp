@@ -1,5 +1,6 @@
 #include "reference.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 #include <type_traits>
@@ -178,7 +179,11 @@ std::vector<Bytes> reference_outputs(const std::vector<CollArgs>& per_rank,
     case Collective::Alltoallv:
       for (int r = 0; r < p; ++r) {
         const CollArgs& ar = per_rank[r];
+        // In place, the gaps between blocks keep what the buffer held (the
+        // input); otherwise the output starts zeroed.
         out[r] = Bytes(buffer_shape(ar, r, p).output_bytes, 0);
+        if (ar.in_place)
+          std::memcpy(out[r].data(), inputs[r].data(), std::min(inputs[r].size(), out[r].size()));
         for (int s = 0; s < p; ++s) {
           const CollArgs& as = per_rank[s];
           const size_t n = as.send_counts[r] * es;
