@@ -30,6 +30,7 @@
 //   Cost:     log2 P alpha + n/2 log2 P beta + local copies of the same size.
 //   Any rank count and count.
 #include <algorithm>
+#include <vector>
 
 #include "algos/patterns.hpp"
 #include "algos/registry.hpp"
@@ -70,7 +71,8 @@ void build(ScheduleBuilder& b) {
   if (p == 1) return;
 
   int max_blocks = 0;
-  for (int dist = 1; dist < p; dist <<= 1) max_blocks = std::max(max_blocks, blocks_in(runs_of(dist, p)));
+  for (int dist = 1; dist < p; dist <<= 1)
+    max_blocks = std::max(max_blocks, blocks_in(runs_of(dist, p)));
   BufRef original = input();
   if (in_place) {
     original = b.scratch(static_cast<size_t>(p) * block);
@@ -84,9 +86,10 @@ void build(ScheduleBuilder& b) {
   auto unpack = [&](const std::vector<Run>& runs) {
     size_t pos = 0;
     for (const Run& run : runs) {
-      for_circular(mod(r - run.first - run.size + 1, p), run.size, p, [&](int start, int n, int at) {
-        b.copy(output(start * block), landing + (pos + at) * block, n * block);
-      });
+      for_circular(mod(r - run.first - run.size + 1, p), run.size, p,
+                   [&](int start, int n, int at) {
+                     b.copy(output(start * block), landing + (pos + at) * block, n * block);
+                   });
       pos += run.size;
     }
   };

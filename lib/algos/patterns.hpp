@@ -4,6 +4,7 @@
 // exhaustively in tests/unit/test_patterns.cpp.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <vector>
 
@@ -34,15 +35,12 @@ inline bool is_power_of_two(int n) { return n > 0 && (n & (n - 1)) == 0; }
 
 // Largest power of two <= n (n >= 1).
 inline int floor_power_of_two(int n) {
-  int p = 1;
-  while (p * 2 <= n) p *= 2;
-  return p;
+  return static_cast<int>(std::bit_floor(static_cast<unsigned>(n)));
 }
 
+// Smallest k with 2^k >= n (n >= 1).
 inline int ceil_log2(int n) {
-  int k = 0;
-  while ((1 << k) < n) ++k;
-  return k;
+  return n <= 1 ? 0 : static_cast<int>(std::bit_width(static_cast<unsigned>(n - 1)));
 }
 
 // Binomial tree rooted at `root`: rank r has virtual rank (r - root) mod n;
@@ -58,7 +56,8 @@ struct BinomialTree {
     const int v = vrank();
     return v == 0 ? -1 : real(v & (v - 1));
   }
-  // Children in order of increasing subtree size (mask 1, 2, 4, ...).
+  // Children in order of increasing mask (1, 2, 4, ...): their full subtree
+  // sizes grow, but the last one may be cut short by nranks (P=5: 1, 2, 1).
   std::vector<int> children() const {
     std::vector<int> out;
     const int v = vrank();
@@ -71,8 +70,9 @@ struct BinomialTree {
   // Number of virtual ranks in the subtree rooted at virtual rank v:
   // [v, v + subtree_size(v)) in virtual-rank order.
   int subtree_size(int v) const {
-    int lowbit = v == 0 ? 1 << ceil_log2(nranks) : (v & -v);
-    return (v + lowbit <= nranks ? lowbit : nranks - v);
+    if (v == 0) return nranks;
+    const int lowbit = v & -v;
+    return v + lowbit <= nranks ? lowbit : nranks - v;
   }
 };
 
