@@ -87,7 +87,7 @@ Comm::Comm(MPI_Comm mpi_comm)
   forced_ = config_.forced;
 #if TUTTI_HAVE_UCX
   if (config_.transport == TransportKind::Ucx) {
-    auto ucx = std::make_unique<UcxTransport>(mpi_comm_);
+    auto ucx = std::make_unique<UcxTransport>(mpi_comm_, config_.ucx_peer_errors);
     if (config_.debug.transport && rank_ == 0) log_line(rank_, ucx->describe());
     transport_ = std::move(ucx);
   }

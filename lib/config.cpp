@@ -98,6 +98,8 @@ Config Config::from_environment(bool have_ucx) {
   if (const char* v = env("TUTTI_DEBUG")) cfg.debug = parse_debug(v);
   if (const char* v = env("TUTTI_CHECK")) cfg.check = parse_bool("TUTTI_CHECK", v);
   if (const char* v = env("TUTTI_TRACE")) cfg.trace_prefix = v;
+  if (const char* v = env("TUTTI_UCX_PEER_ERRORS"))
+    cfg.ucx_peer_errors = parse_bool("TUTTI_UCX_PEER_ERRORS", v);
   return cfg;
 }
 

@@ -33,6 +33,8 @@ struct Config {
   DebugFlags debug;         // TUTTI_DEBUG
   bool check = false;       // TUTTI_CHECK: agree on call signatures first
   std::string trace_prefix; // TUTTI_TRACE
+  // TUTTI_UCX_PEER_ERRORS: UCX detects dead peers (UCX 1.13: over TCP only).
+  bool ucx_peer_errors = false;
 
   // Reads the environment. Throws Error(TUTTI_ERR_INVALID_ARGUMENT) naming the
   // variable and the accepted values for anything it cannot parse.

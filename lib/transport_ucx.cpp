@@ -58,7 +58,8 @@ std::string UcxTransport::version() {
   return str(major, ".", minor, ".", release);
 }
 
-UcxTransport::UcxTransport(MPI_Comm comm) : comm_(comm) {
+UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors)
+    : comm_(comm), peer_errors_(peer_errors) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &nranks_);
   if (nranks_ >= (1 << (64 - kSourceShift)))
@@ -132,10 +133,14 @@ ucp_ep_h UcxTransport::endpoint(int peer) {
   ucp_ep_h& ep = endpoints_[peer];
   if (ep) return ep;
   ucp_ep_params_t params{};
-  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                      UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  if (peer_errors_) params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
   params.address = reinterpret_cast<const ucp_address_t*>(addresses_.data() + address_offsets_[peer]);
-  params.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  // Peer failure detection makes UCX 1.13 drop its shared-memory transports
+  // (they cannot report a dead peer) and run everything over TCP, 3-7x
+  // slower within a node; so it is opt-in. Without it a dead peer shows up
+  // as a timeout.
+  params.err_mode = peer_errors_ ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
   params.err_handler.cb = on_endpoint_error;
   params.err_handler.arg = &failed_peer_;
   const ucs_status_t s = ucp_ep_create(worker_, &params, &ep);

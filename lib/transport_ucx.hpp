@@ -16,8 +16,9 @@ namespace tutti {
 
 class UcxTransport : public Transport {
  public:
-  // Collective over `comm`.
-  explicit UcxTransport(MPI_Comm comm);
+  // Collective over `comm`. peer_errors: ask UCX to detect failed peers
+  // (UCP_ERR_HANDLING_MODE_PEER; see the cost in transport_ucx.cpp).
+  UcxTransport(MPI_Comm comm, bool peer_errors);
   ~UcxTransport() override;
 
   std::string_view name() const override { return "ucx"; }
@@ -46,6 +47,7 @@ class UcxTransport : public Transport {
   std::vector<size_t> address_offsets_;
   std::vector<ucp_ep_h> endpoints_;
   uint64_t memory_types_ = 0;         // UCS_MEMORY_TYPE bits the context supports
+  bool peer_errors_ = false;
   bool failed_peer_ = false;
 };
 

@@ -80,6 +80,41 @@ std::string format_range(const ValueRange& r) {
   return str(format_size(r.lo), "-", r.unbounded() ? "" : format_size(r.hi));
 }
 
+std::string rule_to_string(const TuningRule& r) {
+  std::string out = str(collective_name(r.coll), " bytes=", format_range(r.bytes));
+  const ValueRange any;
+  if (!(r.ranks == any)) out += str(" ranks=", format_range(r.ranks));
+  if (!(r.nodes == any)) out += str(" nodes=", format_range(r.nodes));
+  if (r.memory) out += str(" memory=", memory_type_name(*r.memory));
+  if (r.dtype) out += str(" dtype=", datatype_name(*r.dtype));
+  out += str(" -> ", r.algorithm);
+  if (r.params.chunk_bytes) out += str(" chunk_bytes=", format_size(r.params.chunk_bytes));
+  if (r.params.radix) out += str(" radix=", r.params.radix);
+  return out;
+}
+
+uint64_t tuning_hash(const TuningTable& table) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto add = [&h](std::string_view text) {
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 0x100000001b3ull;
+    }
+  };
+  for (const TuningRule& r : table.rules()) {
+    add(rule_to_string(r));
+    add("\n");
+  }
+  return h;
+}
+
+std::string format_hash(uint64_t hash) {
+  static const char* const kHex = "0123456789abcdef";
+  std::string out = "0x";
+  for (int shift = 60; shift >= 0; shift -= 4) out += kHex[(hash >> shift) & 15];
+  return out;
+}
+
 bool rule_matches(const TuningRule& rule, const CallShape& s) {
   return rule.coll == s.coll && rule.bytes.contains(s.bytes) &&
          rule.ranks.contains(static_cast<uint64_t>(s.nranks)) &&

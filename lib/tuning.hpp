@@ -39,8 +39,13 @@ struct TuningRule {
   std::optional<Datatype> dtype;
   std::string algorithm;
   AlgoParams params;
-  std::string origin;  // "built-in", "file.toml:12", "TUTTI_TUNE"
+  std::string origin;  // "built-in", "file.toml:12", "TUTTI_TUNE 'allreduce:0-4K:ring'"
 };
+
+// "allreduce bytes=0-4K ranks=4- memory=host -> ring chunk_bytes=64K": what
+// the rule says, without its origin (the same rule read from two places
+// prints the same).
+std::string rule_to_string(const TuningRule& rule);
 
 struct CallShape;
 bool rule_matches(const TuningRule& rule, const CallShape& shape);
@@ -68,6 +73,11 @@ class TuningTable {
  private:
   std::vector<TuningRule> rules_;
 };
+
+// FNV-1a over the rules' canonical text (origins excluded): two tables that
+// decide every call alike hash alike, wherever they were read from.
+uint64_t tuning_hash(const TuningTable& table);
+std::string format_hash(uint64_t hash);  // "0x" + 16 hex digits
 
 // tutti's defaults, measured on the machines we have (docs/PERFORMANCE.md).
 const TuningTable& builtin_tuning();
