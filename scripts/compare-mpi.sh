@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Compares tutti with the MPI library's own collectives on this machine:
+# tutti-bench --compare-mpi for every collective, RUNS times, then per size
+# the median over runs of tutti's and MPI's times (each already the median of
+# --iters iterations of the slowest rank), interleaved in one job.
+# Writes docs/perf/<name>.csv, a markdown table <name>.md and a busbw-vs-size
+# plot <name>.png (gnuplot).
+#   NP=2 RUNS=3 ITERS=20 MAX_BYTES=64M NAME=np2 COLLECTIVES="allreduce ..." \
+#     ./scripts/compare-mpi.sh [extra tutti-bench args]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh >/dev/null
+if ! command -v gnuplot >/dev/null; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends gnuplot-nox >/dev/null
+fi
+. scripts/mpi-env.sh
+
+np=${NP:-2}
+runs=${RUNS:-3}
+iters=${ITERS:-20}
+max_bytes=${MAX_BYTES:-64M}
+name=${NAME:-np$np}
+collectives=${COLLECTIVES:-"allreduce allgather reduce_scatter bcast alltoall reduce gather scatter"}
+out=docs/perf
+mkdir -p "$out"
+raw=$(mktemp -d)
+trap 'rm -rf "$raw"' EXIT
+
+oversubscribe=()
+[ "$np" -le "$(nproc)" ] || oversubscribe=(--oversubscribe)
+for run in $(seq 1 "$runs"); do
+  for coll in $collectives; do
+    echo "compare-mpi: run $run/$runs $coll (np=$np)" >&2
+    mpirun -np "$np" "${oversubscribe[@]}" --bind-to none build/apps/tutti-bench \
+      --op "$coll" --compare-mpi --format csv --min-bytes 8 --max-bytes "$max_bytes" \
+      --iters "$iters" --warmup 3 "$@" >"$raw/$run-$coll.csv"
+  done
+done
+
+python3 - "$raw" "$out/$name" "$np" "$runs" <<'PY'
+import csv, glob, os, statistics, sys, datetime
+raw, base, np_, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+rows = {}
+for path in sorted(glob.glob(os.path.join(raw, "*.csv"))):
+    for r in csv.DictReader(open(path)):
+        key = (r["collective"], int(r["bytes"]))
+        rows.setdefault(key, []).append(r)
+with open(base + ".csv", "w") as f:
+    f.write("collective,bytes,algorithm,tutti_us,mpi_us,tutti_busbw,mpi_busbw,ratio\n")
+    table = []
+    for (coll, size), rs in sorted(rows.items()):
+        t = statistics.median(float(r["time_us"]) for r in rs)
+        m = statistics.median(float(r["mpi_time_us"]) for r in rs)
+        tb = statistics.median(float(r["busbw_gbs"]) for r in rs)
+        mb = statistics.median(float(r["mpi_busbw_gbs"]) for r in rs)
+        algos = sorted({r["algorithm"] for r in rs})
+        ratio = t / m if m > 0 else float("nan")
+        f.write(f"{coll},{size},{'/'.join(algos)},{t:.3f},{m:.3f},{tb:.4f},{mb:.4f},{ratio:.3f}\n")
+        table.append((coll, size, "/".join(algos), t, m, tb, mb, ratio))
+with open(base + ".md", "w") as f:
+    f.write(f"np={np_}, medians of {runs} runs, {datetime.date.today()}\n\n")
+    f.write("| collective | bytes | algorithm | tutti (us) | MPI (us) | tutti busbw (GB/s) | MPI busbw (GB/s) | tutti/MPI time |\n")
+    f.write("|---|---:|---|---:|---:|---:|---:|---:|\n")
+    for coll, size, algo, t, m, tb, mb, ratio in table:
+        f.write(f"| {coll} | {size} | {algo} | {t:.2f} | {m:.2f} | {tb:.3f} | {mb:.3f} | {ratio:.2f} |\n")
+# One data file per collective for gnuplot.
+for coll in sorted({k[0] for k in rows}):
+    with open(f"{base}.{coll}.dat", "w") as f:
+        for c, size, algo, t, m, tb, mb, ratio in table:
+            if c == coll:
+                f.write(f"{size} {tb} {mb}\n")
+PY
+
+colls=$(ls "$out/$name".*.dat | sed "s|$out/$name\.||; s|\.dat||")
+n=$(echo "$colls" | wc -w)
+rows_=$(( (n + 1) / 2 ))
+{
+  echo "set terminal pngcairo size 1200,$(( 330 * rows_ )) font ',9' noenhanced"
+  echo "set output '$out/$name.png'"
+  echo "set multiplot layout $rows_,2 title 'tutti vs MPI, $name (busbw, GB/s)'"
+  echo "set logscale x 2; set format x '%.0s%cB'; set key top left; set grid"
+  for c in $colls; do
+    echo "set title '$c'"
+    echo "plot '$out/$name.$c.dat' using 1:2 with linespoints title 'tutti', '' using 1:3 with linespoints title 'MPI'"
+  done
+  echo "unset multiplot"
+} | gnuplot
+rm -f "$out/$name".*.dat
+echo "compare-mpi: wrote $out/$name.csv, $out/$name.md, $out/$name.png" >&2
