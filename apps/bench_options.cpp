@@ -13,6 +13,9 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
 
   --op NAME            collective: allreduce reduce bcast allgather reduce_scatter gather
                        scatter alltoall alltoallv barrier, or "all"        [allreduce]
+                       reduce-kernel: tutti's CUDA reduction kernel alone (dtype,
+                       redop, sizes as given; one buffer of SIZE per operand)
+                       against a device-to-device copy, in GB/s (needs a GPU)
   --dtype NAME         int8 uint8 int32 uint32 int64 uint64 float16 bfloat16 float32
                        float64                                             [float32]
   --redop NAME         sum prod min max avg                                [sum]
@@ -58,7 +61,11 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       if (print_usage_on_help) std::fputs(kUsage, stdout);
       std::exit(0);
     } else if (arg == "--op") {
-      o.collectives = parse_collectives(value());
+      const std::string v = value();
+      if (v == "reduce-kernel")
+        o.reduce_kernel = true;
+      else
+        o.collectives = parse_collectives(v);
     } else if (arg == "--dtype") {
       const std::string v = value();
       const auto dt = parse_datatype(v);

@@ -28,6 +28,9 @@ struct BenchOptions {
   bool nonblocking = false;
   Format format = Format::Table;
   MemoryType memory = MemoryType::Host;
+  // --op reduce-kernel: time tutti's CUDA reduction kernel alone (no
+  // communication) against a device-to-device copy, instead of collectives.
+  bool reduce_kernel = false;
 };
 
 // Parses argv; prints usage and exits on --help. Throws Error on bad input.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "bench_options.hpp"
@@ -14,7 +15,12 @@
 #include "reference.hpp"
 #include "status.hpp"
 #include "tutti/tutti.h"
+#include "tutti_config.h"
 #include "user_call.hpp"
+#if TUTTI_HAVE_CUDA
+#include "cuda/kernels.hpp"
+#include "cuda/runtime.hpp"
+#endif
 
 namespace tutti::apps {
 namespace {
@@ -90,6 +96,14 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
       a, job.rank, job.nranks, coll == Collective::Bcast ? shape.output_bytes : shape.input_bytes,
       seed);
   bufs.set_input(input);
+  // --memory cuda: the same buffers in device memory, inputs copied there.
+  std::optional<testing::DeviceBuffers> device;
+  if (o.memory == MemoryType::Cuda) {
+    device.emplace(bufs);
+    device->upload();
+  }
+  const void* sendbuf = device ? device->sendbuf() : bufs.sendbuf();
+  void* recvbuf = device ? device->recvbuf() : bufs.recvbuf();
 
   // The MPI comparison runs without in-place and with sum for avg (MPI has
   // no average), on the same buffers.
@@ -98,7 +112,7 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
 
   int status = TUTTI_SUCCESS;
   auto call = [&] {
-    const int st = testing::call_tutti(a, bufs.sendbuf(), bufs.recvbuf(), job.comm, o.nonblocking);
+    const int st = testing::call_tutti(a, sendbuf, recvbuf, job.comm, o.nonblocking);
     if (st != TUTTI_SUCCESS && status == TUTTI_SUCCESS) {
       status = st;
       row.error = str(tutti_strerror(st), ": ", tutti_last_error());
@@ -153,7 +167,17 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
     const Bytes want = testing::reference_outputs(per_rank, inputs)[job.rank];
     testing::UserBuffers fresh(a, job.rank, job.nranks);
     fresh.set_input(input);
-    const int st = testing::call_tutti(a, fresh.sendbuf(), fresh.recvbuf(), job.comm, o.nonblocking);
+    int st = TUTTI_SUCCESS;
+    if (o.memory == MemoryType::Cuda) {
+      // Results copied back to the host for the comparison.
+      testing::DeviceBuffers fresh_device(fresh);
+      fresh_device.upload();
+      st = testing::call_tutti(a, fresh_device.sendbuf(), fresh_device.recvbuf(), job.comm,
+                               o.nonblocking);
+      fresh_device.download();
+    } else {
+      st = testing::call_tutti(a, fresh.sendbuf(), fresh.recvbuf(), job.comm, o.nonblocking);
+    }
     long wrong = st == TUTTI_SUCCESS ? count_wrong(fresh.output(), want, a.dtype)
                                      : static_cast<long>(want.size() / es + 1);
     if (st != TUTTI_SUCCESS && row.error.empty())
@@ -167,17 +191,128 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
   return row;
 }
 
+#if TUTTI_HAVE_CUDA
+// Median of `iters` timings of `batch` back-to-back launches each, in us per
+// launch, on tutti's stream (where the kernels run inside collectives).
+template <typename Launch>
+double time_on_stream(cudaStream_t stream, int warmup, int iters, Launch&& launch) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cuda::check(cudaEventCreate(&start), "cudaEventCreate");
+  cuda::check(cudaEventCreate(&stop), "cudaEventCreate");
+  constexpr int kBatch = 10;
+  for (int i = 0; i < warmup; ++i) launch();
+  std::vector<double> us;
+  for (int i = 0; i < iters; ++i) {
+    cuda::check(cudaEventRecord(start, stream), "cudaEventRecord");
+    for (int b = 0; b < kBatch; ++b) launch();
+    cuda::check(cudaEventRecord(stop, stream), "cudaEventRecord");
+    cuda::check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+    float ms = 0;
+    cuda::check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+    us.push_back(static_cast<double>(ms) * 1e3 / kBatch);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return median(us);
+}
+
+// --op reduce-kernel: dst = a op b by tutti's kernel, against a device-to-
+// device copy of the same size, on rank 0's GPU (the other ranks wait, so
+// ranks sharing a GPU do not disturb the measurement). Bandwidth counts
+// every byte read and written: 3 x SIZE for the kernel, 2 x SIZE for the copy.
+void reduce_kernel_table(const BenchOptions& o) {
+  if (!cuda::available()) fail(TUTTI_ERR_UNSUPPORTED, "--op reduce-kernel: no CUDA device is available");
+  const int dev = cuda::current_device();
+  const cuda::DeviceProps& props = cuda::device_props(dev);
+  const unsigned blocks = cuda::max_resident_blocks(dev);
+  const size_t es = datatype_size(o.dtype);
+  std::printf("# tutti-bench --op reduce-kernel: %s (sm_%d%d, %d SMs), grid up to %u x %u threads, "
+              "dtype %s, redop %s, iters %d x 10, warmup %d\n",
+              props.name.c_str(), props.cc_major, props.cc_minor, props.sm_count, blocks,
+              cuda::kThreadsPerBlock, std::string(datatype_name(o.dtype)).c_str(),
+              std::string(op_name(o.redop)).c_str(), o.iters, o.warmup);
+  std::printf("# GB/s counts bytes read + written: kernel 3 x size, copy 2 x size\n");
+  const bool csv = o.format == Format::Csv;
+  std::printf(csv ? "bytes,count,kernel_us,kernel_gbps,copy_us,copy_gbps,ratio\n"
+                  : "%12s %12s %12s %12s %12s %12s %8s\n",
+              "bytes", "count", "kernel_us", "kernel_GB/s", "copy_us", "copy_GB/s", "ratio");
+  struct DeviceBuffer {
+    char* p = nullptr;
+    explicit DeviceBuffer(size_t bytes) { cuda::check(cudaMalloc(&p, bytes), "cudaMalloc"); }
+    ~DeviceBuffer() { cudaFree(p); }
+  };
+  const size_t max = std::max<size_t>(static_cast<size_t>(o.max_bytes) / es * es, es);
+  DeviceBuffer a(max), b(max), d(max);
+  // Small integers: finite in every datatype, no denormals.
+  cuda::check(cudaMemset(a.p, 0x01, max), "cudaMemset");
+  cuda::check(cudaMemset(b.p, 0x02, max), "cudaMemset");
+  cudaStream_t stream = cuda::stream();
+  for (double x = static_cast<double>(o.min_bytes); x <= static_cast<double>(o.max_bytes) * 1.0001;
+       x *= o.step_factor) {
+    const size_t count = static_cast<size_t>(std::llround(x)) / es;
+    if (count == 0) continue;
+    const size_t bytes = count * es;
+    cuda::ReduceLaunch l;
+    l.out0 = d.p;
+    l.a = a.p;
+    l.b = b.p;
+    l.count = count;
+    l.type = static_cast<cuda::ElemType>(o.dtype);
+    l.op = static_cast<cuda::ReduceKind>(o.redop == Op::Avg ? Op::Sum : o.redop);
+    const double kernel_us = time_on_stream(stream, o.warmup, o.iters, [&] {
+      cuda::check(static_cast<cudaError_t>(cuda::enqueue_reduce(l, stream, blocks)),
+                  "the reduction kernel");
+    });
+    const double copy_us = time_on_stream(stream, o.warmup, o.iters, [&] {
+      cuda::check(cudaMemcpyAsync(d.p, a.p, bytes, cudaMemcpyDeviceToDevice, stream),
+                  "cudaMemcpyAsync");
+    });
+    const double kernel_gbps = 3.0 * static_cast<double>(bytes) / kernel_us / 1e3;
+    const double copy_gbps = 2.0 * static_cast<double>(bytes) / copy_us / 1e3;
+    std::printf(csv ? "%zu,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n"
+                    : "%12zu %12zu %12.2f %12.1f %12.2f %12.1f %7.1f%%\n",
+                bytes, count, kernel_us, kernel_gbps, copy_us, copy_gbps,
+                csv ? kernel_gbps / copy_gbps : 100 * kernel_gbps / copy_gbps);
+  }
+}
+
+int run_reduce_kernel(const Job& job, const BenchOptions& o) {
+  int rc = 0;
+  if (job.rank == 0) {
+    try {
+      reduce_kernel_table(o);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "tutti-bench: %s\n", e.what());
+      rc = 2;
+    }
+  }
+  MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return rc;
+}
+#endif
+
 int run(const Job& job, const BenchOptions& o) {
   if (o.root >= job.nranks)
     fail(TUTTI_ERR_INVALID_ARGUMENT, "--root ", o.root, " is out of range for ", job.nranks, " ranks");
-  if (o.memory != MemoryType::Host)
-    fail(TUTTI_ERR_UNSUPPORTED, "--memory cuda: this tutti-bench was built without CUDA support");
+#if TUTTI_HAVE_CUDA
+  if (o.reduce_kernel) return run_reduce_kernel(job, o);
+  if (o.memory == MemoryType::Cuda) {
+    if (!cuda::available()) fail(TUTTI_ERR_UNSUPPORTED, "--memory cuda: no CUDA device is available");
+    // The MPI library here need not be CUDA-aware.
+    if (o.compare_mpi) fail(TUTTI_ERR_UNSUPPORTED, "--compare-mpi needs --memory host");
+  }
+#else
+  if (o.reduce_kernel || o.memory != MemoryType::Host)
+    fail(TUTTI_ERR_UNSUPPORTED, o.reduce_kernel ? "--op reduce-kernel" : "--memory cuda",
+         ": this tutti-bench was built without CUDA support");
+#endif
   const bool print = job.rank == 0;
   BenchReport report(o.format, o.compare_mpi);
   if (print) {
     report.header(str("tutti-bench ", tutti_version(), ": ", job.nranks, " ranks, dtype ",
                       datatype_name(o.dtype), ", redop ", op_name(o.redop), ", iters ", o.iters,
                       ", warmup ", o.warmup, o.in_place ? ", in place" : "",
+                      o.memory == MemoryType::Cuda ? ", CUDA device buffers" : "",
                       o.check ? ", checked" : ""));
   }
   long total_wrong = 0;

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -13,10 +14,14 @@
 #include "dispatch.hpp"
 #include "host_reduce.hpp"
 #include "status.hpp"
+#include "tuning_file.hpp"
 #include "tutti/tutti.h"
 #include "tutti_config.h"
 #if TUTTI_HAVE_UCX
 #include "transport_ucx.hpp"
+#endif
+#if TUTTI_HAVE_CUDA
+#include "cuda/runtime.hpp"
 #endif
 
 namespace tutti::apps {
@@ -35,6 +40,34 @@ constexpr const char* kUsage = R"(usage: tutti-info [--explain COLLECTIVE BYTES 
     --dtype NAME          datatype                                          [float32]
 )";
 
+#if TUTTI_HAVE_UCX
+// The memory types UCX moves on this machine (as the UCX transport sees
+// them at tutti_comm_create), from a context of our own.
+std::string ucx_memory_types() {
+  ucp_config_t* config = nullptr;
+  if (ucp_config_read(nullptr, nullptr, &config) != UCS_OK) return "unknown (ucp_config_read failed)";
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_TAG;
+  ucp_context_h context = nullptr;
+  const ucs_status_t s = ucp_init(&params, config, &context);
+  ucp_config_release(config);
+  if (s != UCS_OK) return str("unknown (ucp_init: ", ucs_status_string(s), ")");
+  ucp_context_attr_t attr{};
+  attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  std::string types = "unknown";
+  if (ucp_context_query(context, &attr) == UCS_OK) {
+    const bool cuda = attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA);
+    types = str("host", cuda ? ", cuda" : "",
+                attr.memory_types & UCS_BIT(UCS_MEMORY_TYPE_CUDA_MANAGED) ? ", cuda-managed" : "",
+                cuda ? " (device buffers go to UCX directly)"
+                     : " (no CUDA support: device buffers are staged through pinned host memory)");
+  }
+  ucp_cleanup(context);
+  return types;
+}
+#endif
+
 void print_build() {
   std::printf("tutti %s\n", tutti_version());
   char mpi_version[MPI_MAX_LIBRARY_VERSION_STRING];
@@ -51,17 +84,37 @@ void print_build() {
   std::printf("  UCX:                not built\n");
   std::printf("  transports:         mpi (default), sim (tests)\n");
 #endif
-  std::printf("  CUDA:               %s\n", TUTTI_HAVE_CUDA ? "built" : "not built");
+  std::printf("  CUDA:               %s\n", TUTTI_HAVE_CUDA ? "built (sm_80, sm_90, compute_90 PTX)" : "not built");
+#if TUTTI_HAVE_CUDA
+  std::fputs(cuda::runtime_report().c_str(), stdout);
+  if (const char* staging = std::getenv("TUTTI_CUDA_STAGING"))
+    std::printf("  TUTTI_CUDA_STAGING: %s\n", staging);
+#endif
+#if TUTTI_HAVE_UCX
+  std::printf("  UCX memory types:   %s\n", ucx_memory_types().c_str());
+#endif
   std::printf("  tuning files (TOML): %s\n", TUTTI_HAVE_TOML ? "supported" : "not built");
   std::printf("  host reducer:       %s\n", std::string(host_reduce_isa()).c_str());
+  const Config cfg = Config::from_environment(TUTTI_HAVE_UCX);
+  const auto file = find_tuning_file(cfg.tuning_file);
+  std::printf("  tuning file:        %s\n",
+              file ? str(file->path, " (via ", file->how, ")").c_str()
+                   : "none (TUTTI_TUNING_FILE, ~/.config/tutti/tuning.toml, " TUTTI_DATADIR
+                     "/tuning.toml)");
+  if (!cfg.tune.empty()) std::printf("  TUTTI_TUNE:         %s\n", cfg.tune.c_str());
 }
 
 void print_algorithms() {
-  std::printf("\nalgorithms (TUTTI_ALGO_<COLLECTIVE>=name forces one):\n");
+  std::printf("\nalgorithms (TUTTI_ALGO_<COLLECTIVE>=name forces one; [the parameters a tuning rule may set]):\n");
   for (Collective c : kAllCollectives) {
     std::printf("  %s\n", std::string(collective_name(c)).c_str());
-    for (const algos::Algorithm* a : algos::algorithms_for(c))
-      std::printf("    %-20s %s\n", std::string(a->name).c_str(), std::string(a->summary).c_str());
+    for (const algos::Algorithm* a : algos::algorithms_for(c)) {
+      std::string params;  // what a tuning rule may set for it
+      for (std::string_view p : kTuningParams)
+        if (algorithm_uses_param(*a, p)) params += str(params.empty() ? "" : ",", p);
+      std::printf("    %-20s %-13s %s\n", std::string(a->name).c_str(),
+                  params.empty() ? "" : ("[" + params + "]").c_str(), std::string(a->summary).c_str());
+    }
   }
   std::printf("\nbuilt-in tuning rules (first match wins; later matches are fallbacks):\n");
   for (const TuningRule& r : builtin_tuning().rules())
@@ -83,7 +136,12 @@ int explain(const ExplainRequest& q) {
   topo.nnodes = q.nodes;
   topo.max_ranks_per_node = (q.ranks + q.nodes - 1) / q.nodes;
   for (int r = 0; r < q.ranks; ++r) topo.node_of_rank[r] = r * q.nodes / q.ranks;
-  const Dispatcher dispatcher(TuningTable{}, topo);
+  // The same loading as tutti_comm_create, for this job shape.
+  UserTuning tuning =
+      load_user_tuning(cfg.tune, cfg.tuning_file, cfg.tuning_strict, JobShape::of(topo));
+  const std::string tuning_text = tuning.describe();
+  for (const std::string& w : tuning.warnings) std::printf("warning:    %s\n", w.c_str());
+  const Dispatcher dispatcher(std::move(tuning.table), topo);
 
   CollArgs a;
   a.coll = q.coll;
@@ -96,9 +154,21 @@ int explain(const ExplainRequest& q) {
               static_cast<unsigned long long>(q.bytes), a.count,
               std::string(datatype_name(q.dtype)).c_str(), q.ranks, q.nodes,
               std::string(memory_type_name(q.memory)).c_str());
+  std::printf("tuning:     %s\n", tuning_text.c_str());
   std::printf("candidates: %s\n", algos::algorithm_names(q.coll).c_str());
   if (!forced.empty())
     std::printf("forced:     %s by %s\n", forced.c_str(), algo_env_name(q.coll).c_str());
+  // The rules this call matches, in the order the dispatcher tries them.
+  const uint64_t bytes = q.coll == Collective::Alltoallv || q.coll == Collective::Barrier
+                             ? 0
+                             : message_bytes(a, q.ranks);
+  const CallShape shape{q.coll, bytes, q.ranks, q.nodes, q.memory, q.dtype};
+  int matched = 0;
+  for (const TuningTable* table : {&dispatcher.user_table(), &builtin_tuning()})
+    for (const TuningRule* r : table->matches(shape))
+      std::printf("%s %-28s %s\n", matched++ ? "           " : "rules:     ", r->origin.c_str(),
+                  rule_to_string(*r).c_str());
+  if (!matched) std::printf("rules:      none match\n");
   const Decision d = dispatcher.select(a, forced, "forced by " + algo_env_name(q.coll));
   for (const Decision::Refused& r : d.refused)
     std::printf("refused:    %-20s (%s): %s\n", r.algorithm.c_str(), r.origin.c_str(), r.why.c_str());

@@ -87,16 +87,18 @@ void check_no_overlap(const void* a, size_t a_bytes, const void* b, size_t b_byt
     invalid(str(fn, ": sendbuf and recvbuf overlap; use TUTTI_IN_PLACE for in-place operation"));
 }
 
-MemoryType memory_of(const void* in, const void* out) {
-  if (out) return memory_type_of(out);
-  if (in) return memory_type_of(in);
-  return MemoryType::Host;
-}
-
 // Starts the collective; blocking when req is null.
 int run(Comm& c, CollArgs& args, const void* in, void* out, tutti_request_t* req) {
-  args.memory = memory_of(in, out);
-  std::shared_ptr<Operation> op = c.start_collective(args, in, out);
+  // Each buffer's memory type, looked up once per call (in place, the two
+  // are one buffer). Mixed host and device buffers are allowed: the call
+  // then runs on the device.
+  const MemoryType out_mem = out ? memory_type_of(out) : MemoryType::Host;
+  const MemoryType in_mem = !in ? MemoryType::Host
+                            : args.in_place && out ? out_mem
+                                                   : memory_type_of(in);
+  const bool device = (in && in_mem == MemoryType::Cuda) || (out && out_mem == MemoryType::Cuda);
+  args.memory = device ? MemoryType::Cuda : MemoryType::Host;
+  std::shared_ptr<Operation> op = c.start_collective(args, in, out, in_mem, out_mem);
   if (req) {
     *req = new tutti_request{std::move(op), &c};
     return TUTTI_SUCCESS;
@@ -327,8 +329,9 @@ int point_to_point(bool is_send, const void* buf, size_t count, tutti_datatype_t
     if (peer < 0 || peer >= c.size())
       invalid(str(fn, ": peer=", peer, " is out of range (communicator of ", c.size(), " ranks)"));
     if (tag < 0) invalid(str(fn, ": tag=", tag, " is negative"));
+    const MemoryType mem = count > 0 ? memory_type_of(buf) : MemoryType::Host;
     std::shared_ptr<Operation> op = c.start_point_to_point(
-        is_send, const_cast<void*>(buf), count * datatype_size(Datatype(dt)), peer, tag);
+        is_send, const_cast<void*>(buf), count * datatype_size(Datatype(dt)), peer, tag, mem);
     if (req) {
       *req = new tutti_request{std::move(op), &c};
       return TUTTI_SUCCESS;
@@ -556,6 +559,14 @@ int tutti_comm_force_algorithm(tutti_comm_t comm, const char* collective, const 
     const auto coll = parse_collective(collective);
     if (!coll) invalid(str("tutti_comm_force_algorithm: unknown collective '", collective, "'"));
     c.force_algorithm(*coll, algorithm ? algorithm : "");
+    return TUTTI_SUCCESS;
+  });
+}
+
+int tutti_comm_set_stream(tutti_comm_t comm, void* cuda_stream) {
+  return guarded([&] {
+    Comm& c = comm_of(comm, "tutti_comm_set_stream");
+    c.set_stream(static_cast<CUstream_st*>(cuda_stream));
     return TUTTI_SUCCESS;
   });
 }

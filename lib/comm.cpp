@@ -10,9 +10,14 @@
 #include "mpi_collective.hpp"
 #include "mpi_types.hpp"
 #include "transport_mpi.hpp"
+#include "tuning_comm.hpp"
 #include "tutti_config.h"
 #if TUTTI_HAVE_UCX
 #include "transport_ucx.hpp"
+#endif
+#if TUTTI_HAVE_CUDA
+#include "cuda/call_op.hpp"
+#include "cuda/staging_transport.hpp"
 #endif
 
 namespace tutti {
@@ -83,7 +88,7 @@ Comm::Comm(MPI_Comm mpi_comm)
       rank_(comm_rank(mpi_comm_)),
       size_(comm_size(mpi_comm_)),
       config_(Config::from_environment(TUTTI_HAVE_UCX)),
-      dispatcher_(TuningTable{}, discover_topology(mpi_comm_)) {
+      dispatcher_(make_dispatcher(mpi_comm_, config_, discover_topology(mpi_comm_))) {
   forced_ = config_.forced;
 #if TUTTI_HAVE_UCX
   if (config_.transport == TransportKind::Ucx) {
@@ -93,13 +98,38 @@ Comm::Comm(MPI_Comm mpi_comm)
   }
 #endif
   if (!transport_) transport_ = std::make_unique<MpiTransport>(mpi_comm_);
+#if TUTTI_HAVE_CUDA
+  // Device buffers through any transport: staged where it cannot move them.
+  device_scratch_ = ScratchPool(cuda::device_alloc, cuda::device_free);
+  if (cuda::available()) {
+    auto staging = std::make_unique<cuda::StagingTransport>(std::move(transport_),
+                                                            cuda::staging_mode_from_env());
+    if (config_.debug.transport && rank_ == 0) log_line(rank_, str("CUDA: ", staging->describe_mode()));
+    transport_ = std::move(staging);
+  }
+#endif
+  if (topology().nnodes == 1 && size_ > 1) {
+    const size_t bytes = config_.shm_bytes < 0 ? default_node_memory_bytes(size_)
+                                               : static_cast<size_t>(config_.shm_bytes);
+    node_memory_ = NodeMemory::allocate(mpi_comm_, bytes);
+    dispatcher_.set_shared_bytes(node_memory_ ? node_memory_->segment().data_bytes() : 0);
+  }
   if (config_.debug.any() && rank_ == 0)
     log_line(rank_, str("communicator of ", size_, " ranks on ", topology().nnodes,
-                        " node(s), transport ", transport_->name()));
+                        " node(s), transport ", transport_->name(), ", shared segment ",
+                        topology().shared_bytes, " bytes"));
 }
 
 Comm::~Comm() {
+  // Fallbacks are never silent: TUTTI_DEBUG reports them with the rest.
+  if (config_.debug.any() && rank_ == 0)
+    log_line(rank_, str("stats: ", stats_.collectives, " collectives, ", stats_.mpi_fallbacks,
+                        " ran mpi, ", stats_.refused_fallbacks, " fell back after a refusal, ",
+                        stats_.schedule_builds, " schedules built, ", stats_.schedule_cache_hits,
+                        " reused"));
   // Operations still in flight are the caller's error; let them go first.
+  for (auto& op : shm_waiting_) op->cancel(TUTTI_ERR_INVALID_ARGUMENT, "communicator destroyed");
+  shm_waiting_.clear();
   for (auto& op : active_) op->cancel(TUTTI_ERR_INVALID_ARGUMENT, "communicator destroyed");
   for (int spins = 0; !active_.empty() && spins < 100000; ++spins) progress();
   active_.clear();
@@ -128,7 +158,7 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args, Plan& uncached) {
     if (!d.algorithm->is_mpi()) {
       CollArgs with_params = args;
       with_params.params = d.params;
-      ScheduleBuilder b(with_params, rank_, size_);
+      ScheduleBuilder b(with_params, rank_, size_, dispatcher_.topology().shared_bytes);
       d.algorithm->build(b);
       ++stats_.schedule_builds;
       plan.schedule = std::make_shared<const Schedule>(b.finish());
@@ -171,45 +201,121 @@ void Comm::log_decision(const CollArgs& args, const Decision& d) {
   log_line(rank_, line);
 }
 
+std::shared_ptr<Operation> Comm::start_plan(const CollArgs& args, const Plan& plan,
+                                            const OpLabel& label, const void* in, void* out,
+                                            MemoryType mem) {
+  if (plan.algorithm->is_mpi()) {
+    CollArgs with_params = args;
+    with_params.params = plan.params;
+    return start_mpi_collective(with_params, in, out, mpi_comm_, rank_, size_, label);
+  }
+  Buffers bufs;
+  bufs.input = in;
+  bufs.output = out;
+  bufs.input_mem = bufs.output_mem = bufs.scratch_mem = mem;
+  if (node_memory_) bufs.shared = &node_memory_->port();
+#if TUTTI_HAVE_CUDA
+  ScratchPool& pool = mem == MemoryType::Cuda ? device_scratch_ : scratch_;
+#else
+  ScratchPool& pool = scratch_;
+#endif
+  return std::make_shared<ScheduleOp>(label, *transport_, plan.schedule, bufs, label.seq,
+                                      pool.acquire(plan.schedule->scratch_bytes));
+}
+
+bool Comm::ordered_by_cuda() const {
+#if TUTTI_HAVE_CUDA
+  return stream_ || !start_order_.idle();
+#else
+  return false;
+#endif
+}
+
 std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const void* in,
-                                                  void* out) {
+                                                  void* out, [[maybe_unused]] MemoryType in_mem,
+                                                  [[maybe_unused]] MemoryType out_mem) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
   Plan uncached;
   const Plan& plan = plan_for(in_args, uncached);
   ++stats_.collectives;
   if (plan.fell_back) ++stats_.refused_fallbacks;
+  if (plan.algorithm->is_mpi()) ++stats_.mpi_fallbacks;
   last_algorithm_ = plan.algorithm->name;
   const OpLabel label{collective_name(in_args.coll), plan.algorithm->name, next_seq_++};
 
   std::shared_ptr<Operation> op;
-  if (plan.algorithm->is_mpi()) {
-    ++stats_.mpi_fallbacks;
-    CollArgs args = in_args;
-    args.params = plan.params;
-    op = start_mpi_collective(args, in, out, mpi_comm_, rank_, size_, label);
-  } else {
-    Buffers bufs;
-    bufs.input = in;
-    bufs.output = out;
-    bufs.input_mem = bufs.output_mem = in_args.memory;
-    op = std::make_shared<ScheduleOp>(label, *transport_, plan.schedule, bufs, label.seq,
-                                      scratch_.acquire(plan.schedule->scratch_bytes));
+#if TUTTI_HAVE_CUDA
+  if (in_args.memory == MemoryType::Cuda || ordered_by_cuda()) {
+    // The MPI library gets host memory (it need not be CUDA-aware); tutti's
+    // schedules run where the buffers are, on the device if either is.
+    const MemoryType run_mem = plan.algorithm->is_mpi() ? MemoryType::Host : in_args.memory;
+    const cuda::CallSpec spec = cuda::collective_spec(in_args, rank_, size_, in, out, in_mem,
+                                                      out_mem, run_mem, stream_);
+    // Copies: the call may start later, after the plan cache has changed.
+    auto start = [this, args = in_args, plan = Plan(plan), label, run_mem](const void* i, void* o) {
+      return start_plan(args, plan, label, i, o, run_mem);
+    };
+    op = std::make_shared<cuda::CallOp>(label, spec, std::move(start), scratch_, device_scratch_,
+                                        start_order_);
+  }
+#endif
+  if (!op) op = start_plan(in_args, plan, label, in, out, MemoryType::Host);
+  if (plan.schedule && plan.schedule->uses_shared) {
+    if (shm_holder_ && !shm_holder_->finished()) {
+      shm_waiting_.push_back(op);  // progress() starts it when the segment is free
+      return op;
+    }
+    shm_holder_ = op;
   }
   if (!op->poll()) active_.push_back(op);  // posts the first round now
   return op;
 }
 
 std::shared_ptr<Operation> Comm::start_point_to_point(bool is_send, void* buf, size_t bytes,
-                                                      int peer, int tag) {
+                                                      int peer, int tag, MemoryType mem) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
   const OpLabel label{is_send ? "send" : "receive", {}, 0, peer, tag};
-  auto op = std::make_shared<PointToPointOp>(label, *transport_, peer);
-  const MemoryType mem = MemoryType::Host;
-  const Status st = is_send ? op->post_send(user_tag(tag), buf, bytes, mem)
-                            : op->post_recv(user_tag(tag), buf, bytes, mem);
-  if (st != TUTTI_SUCCESS) fail(st, last_error());
+  auto start = [this, is_send, bytes, peer, tag, label, mem](const void*,
+                                                              void* b) -> std::shared_ptr<Operation> {
+    auto p2p = std::make_shared<PointToPointOp>(label, *transport_, peer);
+    const Status st = is_send ? p2p->post_send(user_tag(tag), b, bytes, mem)
+                              : p2p->post_recv(user_tag(tag), b, bytes, mem);
+    if (st != TUTTI_SUCCESS) fail(st, last_error());
+    return p2p;
+  };
+  std::shared_ptr<Operation> op;
+#if TUTTI_HAVE_CUDA
+  if (ordered_by_cuda()) {
+    cuda::CallSpec spec;  // the transport moves device memory itself: nothing to stage
+    spec.in = spec.out = buf;
+    spec.in_mem = spec.out_mem = spec.run_mem = mem;
+    spec.user_stream = stream_;
+    op = std::make_shared<cuda::CallOp>(label, spec, std::move(start), scratch_, device_scratch_,
+                                        start_order_);
+  }
+#endif
+  if (!op) op = start(buf, buf);
   if (!op->poll()) active_.push_back(op);
   return op;
+}
+
+void Comm::set_stream(CUstream_st* stream) {
+#if TUTTI_HAVE_CUDA
+  if (stream) {
+    if (!cuda::available())
+      fail(TUTTI_ERR_UNSUPPORTED, "tutti_comm_set_stream: no CUDA device is available");
+    const cudaError_t e = cudaStreamQuery(stream);
+    if (e != cudaSuccess && e != cudaErrorNotReady) {
+      cudaGetLastError();
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "tutti_comm_set_stream: not a usable CUDA stream: ",
+           cudaGetErrorString(e));
+    }
+  }
+  stream_ = stream;
+#else
+  if (stream)
+    fail(TUTTI_ERR_UNSUPPORTED, "tutti_comm_set_stream: tutti was built without CUDA support");
+#endif
 }
 
 int Comm::progress() {
@@ -222,6 +328,12 @@ int Comm::progress() {
     } else {
       ++i;
     }
+  }
+  // The next shared-memory operation in line starts once the segment is free.
+  while (!shm_waiting_.empty() && (!shm_holder_ || shm_holder_->finished())) {
+    shm_holder_ = std::move(shm_waiting_.front());
+    shm_waiting_.pop_front();
+    if (!shm_holder_->poll()) active_.push_back(shm_holder_);
   }
   return events;
 }

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <deque>
 #include <memory>
 #include <set>
 #include <string>
@@ -14,9 +15,16 @@
 
 #include "config.hpp"
 #include "dispatch.hpp"
+#include "node_memory.hpp"
 #include "operation.hpp"
 #include "scratch.hpp"
 #include "transport.hpp"
+#include "tutti_config.h"
+#if TUTTI_HAVE_CUDA
+#include "cuda/start_order.hpp"
+#endif
+
+struct CUstream_st;  // cudaStream_t, without the CUDA headers
 
 namespace tutti {
 
@@ -47,11 +55,18 @@ class Comm {
   std::string_view last_algorithm() const { return last_algorithm_; }
 
   // Starts a collective (arguments already validated and in-place
-  // normalised by the API layer). Throws Error if it cannot start.
-  std::shared_ptr<Operation> start_collective(const CollArgs& args, const void* in, void* out);
+  // normalised by the API layer; args.memory is Cuda if either buffer is
+  // device memory). Throws Error if it cannot start.
+  std::shared_ptr<Operation> start_collective(const CollArgs& args, const void* in, void* out,
+                                              MemoryType in_mem, MemoryType out_mem);
   // Starts a user send or receive.
   std::shared_ptr<Operation> start_point_to_point(bool is_send, void* buf, size_t bytes,
-                                                  int peer, int tag);
+                                                  int peer, int tag, MemoryType mem);
+  // The CUDA stream later calls are ordered against (null: none), as
+  // tutti_comm_set_stream documents. Throws Error where CUDA is unavailable
+  // or the stream is not valid.
+  void set_stream(CUstream_st* stream);
+  CUstream_st* stream() const { return stream_; }
   // Waits for `op`, progressing everything in flight; `timeout_s` <= 0
   // waits forever. On timeout the operation is cancelled.
   Status wait(Operation& op, double timeout_s);
@@ -68,7 +83,7 @@ class Comm {
   bool failed() const { return failed_; }
   const std::string& failure() const { return failure_; }
 
-  size_t operations_in_flight() const { return active_.size(); }
+  size_t operations_in_flight() const { return active_.size() + shm_waiting_.size(); }
 
  private:
   // Everything the decision and the schedule depend on, except alltoallv's
@@ -96,6 +111,13 @@ class Comm {
 
   // The cached plan for `args`, or one built into `uncached` (alltoallv).
   const Plan& plan_for(const CollArgs& args, Plan& uncached);
+  // Starts `plan` on buffers all in `mem` memory.
+  std::shared_ptr<Operation> start_plan(const CollArgs& args, const Plan& plan,
+                                        const OpLabel& label, const void* in, void* out,
+                                        MemoryType mem);
+  // Whether a new call must go through cuda::CallOp (a stream is set, or
+  // calls before it wait for theirs).
+  bool ordered_by_cuda() const;
   void log_decision(const CollArgs& args, const Decision& d);
   std::string forced_origin(Collective coll) const;
 
@@ -108,7 +130,18 @@ class Comm {
   std::array<bool, kNumCollectives> forced_by_api_{};
   std::unordered_map<CallKey, Plan, CallKeyHash> plans_;
   ScratchPool scratch_;
+#if TUTTI_HAVE_CUDA
+  ScratchPool device_scratch_;  // for schedules on device buffers
+  cuda::StartOrder start_order_;
+#endif
+  CUstream_st* stream_ = nullptr;
   std::vector<std::shared_ptr<Operation>> active_;
+  // Single-node communicators: the shared segment of the shm algorithms,
+  // which one operation at a time may use. The others wait their turn in
+  // call order (the same on every rank, so the queue cannot deadlock).
+  std::unique_ptr<NodeMemory> node_memory_;
+  std::shared_ptr<Operation> shm_holder_;
+  std::deque<std::shared_ptr<Operation>> shm_waiting_;
   uint32_t next_seq_ = 0;
   CommStats stats_;
   std::string_view last_algorithm_ = "";

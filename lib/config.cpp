@@ -5,6 +5,7 @@
 
 #include "algos/registry.hpp"
 #include "status.hpp"
+#include "tuning.hpp"
 
 namespace tutti {
 namespace {
@@ -98,6 +99,16 @@ Config Config::from_environment(bool have_ucx) {
   if (const char* v = env("TUTTI_DEBUG")) cfg.debug = parse_debug(v);
   if (const char* v = env("TUTTI_CHECK")) cfg.check = parse_bool("TUTTI_CHECK", v);
   if (const char* v = env("TUTTI_TRACE")) cfg.trace_prefix = v;
+  if (const char* v = env("TUTTI_SHM_BYTES")) {
+    try {
+      const ValueRange r = parse_range(v);
+      if (r.hi != r.lo + 1 || r.lo > (1ull << 40)) throw Error(TUTTI_ERR_INVALID_ARGUMENT, "");
+      cfg.shm_bytes = static_cast<long long>(r.lo);
+    } catch (const Error&) {
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_SHM_BYTES='", v,
+           "' is not a size (e.g. 0, 64M; at most 1T)");
+    }
+  }
   if (const char* v = env("TUTTI_UCX_PEER_ERRORS"))
     cfg.ucx_peer_errors = parse_bool("TUTTI_UCX_PEER_ERRORS", v);
   return cfg;

@@ -33,6 +33,9 @@ struct Config {
   DebugFlags debug;         // TUTTI_DEBUG
   bool check = false;       // TUTTI_CHECK: agree on call signatures first
   std::string trace_prefix; // TUTTI_TRACE
+  // TUTTI_SHM_BYTES: data bytes of a single-node communicator's shared
+  // segment; -1 = the default (node_memory.hpp), 0 = none.
+  long long shm_bytes = -1;
   // TUTTI_UCX_PEER_ERRORS: UCX detects dead peers (UCX 1.13: over TCP only).
   bool ucx_peer_errors = false;
 

@@ -37,6 +37,8 @@ class Dispatcher {
                   const std::string& forced_origin) const;
 
   const Topology& topology() const { return topo_; }
+  // The shared segment's data bytes, once the communicator has one.
+  void set_shared_bytes(size_t bytes) { topo_.shared_bytes = bytes; }
   const TuningTable& user_table() const { return user_; }
 
  private:

@@ -11,7 +11,12 @@ ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> s
       bufs_(bufs),
       seq_(seq),
       completions_(schedule_->max_comm_per_round),
-      handled_(schedule_->max_comm_per_round) {}
+      handled_(schedule_->max_comm_per_round) {
+  if (schedule_->uses_shared && !bufs_.shared) {
+    set_error(TUTTI_ERR_INTERNAL, "a shared-memory schedule ran without a shared segment");
+    finished_ = true;
+  }
+}
 
 ScheduleRun::~ScheduleRun() {
   // Never leave the transport writing into memory we are about to free.
@@ -27,6 +32,7 @@ char* ScheduleRun::address(BufRef ref) const {
     case BufKind::Input: base = static_cast<char*>(const_cast<void*>(bufs_.input)); break;
     case BufKind::Output: base = static_cast<char*>(bufs_.output); break;
     case BufKind::Scratch: base = static_cast<char*>(bufs_.scratch); break;
+    case BufKind::Shared: base = bufs_.shared ? bufs_.shared->segment().data() : nullptr; break;
   }
   return base ? base + ref.offset : nullptr;
 }
@@ -36,6 +42,7 @@ MemoryType ScheduleRun::memory(BufRef ref) const {
     case BufKind::Input: return bufs_.input_mem;
     case BufKind::Output: return bufs_.output_mem;
     case BufKind::Scratch: return bufs_.scratch_mem;
+    case BufKind::Shared: return MemoryType::Host;
   }
   return MemoryType::Host;
 }
@@ -74,12 +81,21 @@ bool ScheduleRun::post_round() {
   for (int pass = 0; pass < 2; ++pass) {
     for (uint32_t i = round.comm_begin; i < round.end; ++i) {
       const Step& s = schedule_->steps[i];
-      const bool is_send = s.kind == StepKind::Send;
+      const bool is_send = s.kind == StepKind::Send || s.kind == StepKind::ShmSignal;
       if (is_send != (pass == 1)) continue;
       const uint32_t slot = i - round.comm_begin;
       Completion& c = completions_[slot];
       c.reset();
       handled_[slot] = 0;
+      if (s.kind == StepKind::ShmSignal) {
+        bufs_.shared->signal(s.peer);
+        c.done = true;
+        continue;
+      }
+      if (s.kind == StepKind::ShmWait) {
+        c.bytes = bufs_.shared->next_wait(s.peer);  // the flag value to wait for
+        continue;
+      }
       const Tag tag = collective_tag(seq_, s.msg_index);
       Status st;
       if (is_send) {
@@ -107,7 +123,8 @@ bool ScheduleRun::on_complete(const Step& s, Completion& c) {
                                         : c.error);
     return false;
   }
-  if (s.kind == StepKind::Send) return true;
+  if (s.kind == StepKind::Send || s.kind == StepKind::ShmSignal || s.kind == StepKind::ShmWait)
+    return true;
   if (c.bytes != s.bytes) {
     set_error(TUTTI_ERR_MISMATCH, str("expected ", s.bytes, " bytes from rank ", s.peer, ", got ",
                                       c.bytes, " (ranks called with different counts?)"));
@@ -136,10 +153,16 @@ bool ScheduleRun::advance() {
     for (uint32_t i = round.comm_begin; i < round.end && outstanding_ > 0; ++i) {
       const uint32_t slot = i - round.comm_begin;
       Completion& c = completions_[slot];
-      if (handled_[slot] || !c.done) continue;
+      if (handled_[slot]) continue;
+      const Step& step = sched.steps[i];
+      if (step.kind == StepKind::ShmWait && !c.done && bufs_.shared->reached(step.peer, c.bytes)) {
+        c.done = true;
+        c.bytes = 0;
+      }
+      if (!c.done) continue;
       handled_[slot] = 1;
       --outstanding_;
-      if (!on_complete(sched.steps[i], c) && !cancelling_) cancel(status_, error_);
+      if (!on_complete(step, c) && !cancelling_) cancel(status_, error_);
     }
     if (outstanding_ > 0) return false;
     ++round_;
@@ -159,7 +182,14 @@ void ScheduleRun::cancel(Status why, std::string message) {
   const Round& round = schedule_->rounds[round_];
   for (uint32_t i = round.comm_begin; i < round.end; ++i) {
     const uint32_t slot = i - round.comm_begin;
-    if (!handled_[slot] && !completions_[slot].done) transport_.cancel(&completions_[slot]);
+    if (handled_[slot] || completions_[slot].done) continue;
+    if (schedule_->steps[i].kind == StepKind::ShmWait) {
+      completions_[slot].done = true;  // nothing to release
+      completions_[slot].status = TUTTI_ERR_TRANSPORT;
+      completions_[slot].error = "cancelled";
+    } else {
+      transport_.cancel(&completions_[slot]);
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "schedule.hpp"
+#include "shared_segment.hpp"
 #include "transport.hpp"
 
 namespace tutti {
@@ -19,6 +20,8 @@ struct Buffers {
   MemoryType input_mem = MemoryType::Host;
   MemoryType output_mem = MemoryType::Host;
   MemoryType scratch_mem = MemoryType::Host;
+  // The node's shared segment, for schedules that use one (else null).
+  SharedPort* shared = nullptr;
 };
 
 class ScheduleRun {

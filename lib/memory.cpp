@@ -8,6 +8,8 @@
 
 namespace tutti {
 
+// With CUDA these dispatch on the memory type in lib/cuda/memory_cuda.cpp;
+// without it every buffer is host memory.
 #if !TUTTI_HAVE_CUDA
 MemoryType memory_type_of(const void*) { return MemoryType::Host; }
 

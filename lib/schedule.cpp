@@ -20,6 +20,8 @@ const char* kind_name(StepKind k) {
     case StepKind::Copy: return "copy";
     case StepKind::Reduce: return "reduce";
     case StepKind::Divide: return "divide";
+    case StepKind::ShmSignal: return "shm_signal";
+    case StepKind::ShmWait: return "shm_wait";
   }
   return "?";
 }
@@ -29,6 +31,7 @@ const char* buf_name(BufKind k) {
     case BufKind::Input: return "in";
     case BufKind::Output: return "out";
     case BufKind::Scratch: return "scratch";
+    case BufKind::Shared: return "shared";
   }
   return "?";
 }
@@ -47,8 +50,9 @@ size_t Schedule::bytes_sent() const {
   return total;
 }
 
-ScheduleBuilder::ScheduleBuilder(const CollArgs& args, int rank, int nranks)
-    : args_(args), rank_(rank), nranks_(nranks) {
+ScheduleBuilder::ScheduleBuilder(const CollArgs& args, int rank, int nranks,
+                                 size_t shared_capacity)
+    : args_(args), rank_(rank), nranks_(nranks), shared_capacity_(shared_capacity) {
   sched_.dtype = args.dtype;
   sched_.op = args.op;
   sched_.nranks = nranks;
@@ -70,8 +74,20 @@ void ScheduleBuilder::check_elements(size_t bytes, const char* what) const {
     fail(TUTTI_ERR_INTERNAL, what, " of ", bytes, " bytes is not a whole number of elements");
 }
 
+void ScheduleBuilder::note_shared(const Step& step) {
+  for (BufRef ref : {step.dst, step.src, step.aux}) {
+    if (ref.kind != BufKind::Shared) continue;
+    if (ref.offset + step.bytes > shared_capacity_)
+      fail(TUTTI_ERR_INTERNAL, "schedule uses shared bytes [", ref.offset, ", ",
+           ref.offset + step.bytes, ") beyond the segment's ", shared_capacity_);
+    sched_.uses_shared = true;
+    sched_.shared_bytes = std::max(sched_.shared_bytes, ref.offset + step.bytes);
+  }
+}
+
 void ScheduleBuilder::add_comm(Step step, size_t chunk_bytes) {
   check_peer(step.peer);
+  note_shared(step);
   if (step.bytes == 0) return;
   if (chunk_bytes == 0 || chunk_bytes >= step.bytes) {
     comm_.push_back(step);
@@ -91,6 +107,7 @@ void ScheduleBuilder::add_comm(Step step, size_t chunk_bytes) {
 
 void ScheduleBuilder::add_local(Step step) {
   if (step.bytes == 0) return;
+  note_shared(step);
   if (!comm_.empty()) end_round();
   local_.push_back(step);
 }
@@ -123,6 +140,18 @@ void ScheduleBuilder::signal(int peer) {
 void ScheduleBuilder::wait_signal(int peer) {
   check_peer(peer);
   comm_.push_back({.kind = StepKind::Recv, .peer = peer, .bytes = 0});
+}
+
+void ScheduleBuilder::shm_signal(int peer) {
+  check_peer(peer);
+  sched_.uses_shared = true;
+  comm_.push_back({.kind = StepKind::ShmSignal, .peer = peer});
+}
+
+void ScheduleBuilder::shm_wait(int peer) {
+  check_peer(peer);
+  sched_.uses_shared = true;
+  comm_.push_back({.kind = StepKind::ShmWait, .peer = peer});
 }
 
 void ScheduleBuilder::copy(BufRef dst, BufRef src, size_t bytes) {
@@ -183,6 +212,8 @@ std::string to_string(const Step& s) {
     case StepKind::Reduce:
       return str("reduce ", s.bytes, "B ", ref(s.dst), " = ", ref(s.src), " op ", ref(s.aux));
     case StepKind::Divide: return str("divide ", s.bytes, "B ", ref(s.dst));
+    case StepKind::ShmSignal: return str("shm_signal -> rank ", s.peer);
+    case StepKind::ShmWait: return str("shm_wait <- rank ", s.peer);
   }
   return kind_name(s.kind);
 }
@@ -206,6 +237,7 @@ std::optional<std::string> find_round_hazards(const Schedule& sched, size_t inpu
       case BufKind::Input: return input_bytes;
       case BufKind::Output: return output_bytes;
       case BufKind::Scratch: return sched.scratch_bytes;
+      case BufKind::Shared: return sched.shared_bytes;
     }
     return size_t{0};
   };
@@ -225,6 +257,8 @@ std::optional<std::string> find_round_hazards(const Schedule& sched, size_t inpu
         bad = out_of_bounds(s.dst, s.bytes) || out_of_bounds(s.src, s.bytes) ||
               out_of_bounds(s.aux, s.bytes);
         break;
+      case StepKind::ShmSignal:
+      case StepKind::ShmWait: break;
     }
     if (bad) return str("step ", i, " (", to_string(s), ") is outside its buffer");
   }

@@ -21,6 +21,14 @@
 //   - In-place calls: Input may alias (part of) Output. Builders read each
 //     Input byte before writing the Output byte at the same address, or copy
 //     Input to Output first (a copy onto itself is skipped).
+//   - Shared memory (single-node communicators with a shared segment, see
+//     shared_segment.hpp): Shared refers to the node's segment, the same
+//     bytes for every rank. shm_signal(peer) tells `peer` that everything
+//     this rank wrote before it (in earlier rounds or this round's local
+//     steps) is visible; shm_wait(peer) completes once the matching signal
+//     came. Signals and waits are communication steps (they run after the
+//     round's local steps); the n-th signal from a to b matches b's n-th wait
+//     for a. A communicator runs one shared-memory schedule at a time.
 #pragma once
 
 #include <cstddef>
@@ -33,7 +41,7 @@
 
 namespace tutti {
 
-enum class BufKind : uint8_t { Input, Output, Scratch };
+enum class BufKind : uint8_t { Input, Output, Scratch, Shared };
 
 struct BufRef {
   BufKind kind = BufKind::Scratch;
@@ -44,12 +52,13 @@ struct BufRef {
 
 inline BufRef input(size_t offset = 0) { return {BufKind::Input, offset}; }
 inline BufRef output(size_t offset = 0) { return {BufKind::Output, offset}; }
+inline BufRef shared(size_t offset = 0) { return {BufKind::Shared, offset}; }
 
-enum class StepKind : uint8_t { Send, Recv, RecvReduce, Copy, Reduce, Divide };
+enum class StepKind : uint8_t { Send, Recv, RecvReduce, Copy, Reduce, Divide, ShmSignal, ShmWait };
 
 struct Step {
   StepKind kind;
-  int peer = -1;           // Send, Recv, RecvReduce
+  int peer = -1;           // Send, Recv, RecvReduce, ShmSignal, ShmWait
   uint32_t msg_index = 0;  // which message between this pair and direction
   size_t bytes = 0;
   BufRef dst;  // Recv, RecvReduce, Copy, Reduce, Divide: what is written
@@ -57,7 +66,8 @@ struct Step {
   BufRef aux;  // Reduce: second operand; RecvReduce: landing area of the message
 
   bool is_communication() const {
-    return kind == StepKind::Send || kind == StepKind::Recv || kind == StepKind::RecvReduce;
+    return kind == StepKind::Send || kind == StepKind::Recv || kind == StepKind::RecvReduce ||
+           kind == StepKind::ShmSignal || kind == StepKind::ShmWait;
   }
 };
 
@@ -70,6 +80,8 @@ struct Schedule {
   std::vector<Step> steps;
   std::vector<Round> rounds;
   size_t scratch_bytes = 0;
+  size_t shared_bytes = 0;    // extent of the shared segment it uses
+  bool uses_shared = false;   // any Shared reference or shm signal/wait
   uint32_t max_comm_per_round = 0;
   Datatype dtype = Datatype::Uint8;
   Op op = Op::Sum;
@@ -81,12 +93,15 @@ struct Schedule {
 
 class ScheduleBuilder {
  public:
-  ScheduleBuilder(const CollArgs& args, int rank, int nranks);
+  // shared_capacity: bytes of the node's shared segment available to the
+  // schedule (0: none; shared-memory algorithms refuse then).
+  ScheduleBuilder(const CollArgs& args, int rank, int nranks, size_t shared_capacity = 0);
 
   const CollArgs& args() const { return args_; }
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   size_t elem_size() const { return args_.elem_size(); }
+  size_t shared_capacity() const { return shared_capacity_; }
 
   // Reserves `bytes` of scratch memory (64-byte aligned) for this schedule.
   BufRef scratch(size_t bytes);
@@ -102,6 +117,9 @@ class ScheduleBuilder {
   // Zero-byte messages, for pure synchronisation (barrier).
   void signal(int peer);
   void wait_signal(int peer);
+  // Synchronisation through the shared segment (see the top of this file).
+  void shm_signal(int peer);
+  void shm_wait(int peer);
 
   // Local steps.
   void copy(BufRef dst, BufRef src, size_t bytes);
@@ -119,9 +137,11 @@ class ScheduleBuilder {
   void add_local(Step step);
   void check_peer(int peer) const;
   void check_elements(size_t bytes, const char* what) const;
+  void note_shared(const Step& step);
 
   const CollArgs& args_;
   int rank_, nranks_;
+  size_t shared_capacity_;
   Schedule sched_;
   std::vector<Step> local_, comm_;  // the open round
 };

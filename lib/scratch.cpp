@@ -37,9 +37,9 @@ ScratchLease ScratchPool::acquire(size_t bytes) {
     best = free_slot == slots_.size() ? slots_.size() : free_slot;
     if (best == slots_.size()) slots_.emplace_back();
     const size_t rounded = (bytes + 4095) / 4096 * 4096;
-    void* p = std::aligned_alloc(64, rounded);
+    void* p = alloc_ ? alloc_(rounded) : std::aligned_alloc(64, rounded);
     if (!p) fail(TUTTI_ERR_OUT_OF_MEMORY, "cannot allocate ", rounded, " bytes of scratch memory");
-    slots_[best].data = {static_cast<char*>(p), std::free};
+    slots_[best].data = {static_cast<char*>(p), free_ ? free_ : std::free};
     slots_[best].bytes = rounded;
   }
   slots_[best].in_use = true;

@@ -29,6 +29,13 @@ class ScratchLease {
 
 class ScratchPool {
  public:
+  // Where the memory comes from: host memory by default; a pool of another
+  // kind (CUDA device memory) passes functions that return null on failure.
+  using AllocFn = void* (*)(size_t bytes);
+  using FreeFn = void (*)(void* p);
+  ScratchPool() = default;
+  ScratchPool(AllocFn alloc, FreeFn free) : alloc_(alloc), free_(free) {}
+
   // A buffer of at least `bytes` (64-byte aligned); may throw Error(OOM).
   ScratchLease acquire(size_t bytes);
   size_t bytes_held() const;
@@ -41,6 +48,8 @@ class ScratchPool {
     bool in_use = false;
   };
   std::vector<Slot> slots_;
+  AllocFn alloc_ = nullptr;
+  FreeFn free_ = nullptr;
 };
 
 }  // namespace tutti

@@ -10,9 +10,12 @@ struct Topology {
   int nnodes = 1;
   int max_ranks_per_node = 1;
   std::vector<int> node_of_rank;  // node index (0..nnodes-1) of every rank
+  // Data bytes of the node's shared segment (0: none). Single-node
+  // communicators only, for the shared-memory algorithms.
+  size_t shared_bytes = 0;
 
-  static Topology single_node(int nranks) {
-    return {nranks, 1, nranks, std::vector<int>(static_cast<size_t>(nranks), 0)};
+  static Topology single_node(int nranks, size_t shared_bytes = 0) {
+    return {nranks, 1, nranks, std::vector<int>(static_cast<size_t>(nranks), 0), shared_bytes};
   }
 };
 

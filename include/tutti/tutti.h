@@ -133,6 +133,27 @@ int tutti_test(tutti_request_t *req, int *done); /* frees and sets *req = NULL o
  * On TUTTI_ERR_TIMEOUT the request is cancelled and freed (*req = NULL). */
 int tutti_wait_timeout(tutti_request_t *req, double seconds);
 
+/* ---- CUDA --------------------------------------------------------------- */
+/* Every call accepts CUDA device (and managed) buffers like host buffers,
+ * detected per call; send and receive buffers may differ in memory type.
+ * Without a stream (the default, CUDA-aware MPI style) the buffers must be
+ * ready when the call is made (e.g. after cudaStreamSynchronize), and they
+ * are final when the call (or tutti_wait/tutti_test) completes.
+ *
+ * With a stream set, later calls on `comm` are ordered on it: a call does not
+ * touch its buffers before the work enqueued on the stream before the call
+ * has finished (tutti records an event and polls it; the host does not
+ * wait, and tutti_i* calls return at once), and the device work tutti does
+ * for the call is made to precede the work later enqueued on the stream
+ * (cudaStreamWaitEvent). The call itself still completes like any other: a
+ * blocking call returns once the collective is complete, a tutti_i* call
+ * once tutti_wait/tutti_test says so, after which dependent work may be
+ * enqueued on the stream. cuda_stream is a cudaStream_t of the current
+ * device (cudaStreamLegacy and cudaStreamPerThread work too); NULL removes
+ * it. TUTTI_ERR_UNSUPPORTED where tutti was built without CUDA or no device
+ * is present. See docs/CUDA.md. */
+int tutti_comm_set_stream(tutti_comm_t comm, void *cuda_stream);
+
 /* ---- introspection and control ------------------------------------------ */
 /* Forces an algorithm for one collective on this communicator, like the
  * TUTTI_ALGO_<COLLECTIVE> environment variable ("allreduce", "ring").

@@ -2,35 +2,35 @@
 
 namespace tutti::algos {
 
-// Each algorithm lives in its own file and is listed here once. Order
-// matters only for listings (tutti-info) and as the tie-break of candidates.
-extern const Algorithm kAllreduceRing;
-extern const Algorithm kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving, kAllreduceTree;
-extern const Algorithm kReduceTree, kReduceRecursiveHalving;
-extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving;
-extern const Algorithm kBarrierDissemination;
-extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck;
-extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear;
-extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing;
-extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck;
+// Each algorithm lives in its own file and is listed here once, grouped by
+// collective. Order matters only for listings (tutti-info).
+extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving,
+    kAllreduceTree, kAllreduceShm;
+extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm;
+extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm;
+extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm;
+extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm;
 extern const Algorithm kGatherTree, kGatherLinear;
 extern const Algorithm kScatterTree, kScatterLinear;
+extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm;
+extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear;
+extern const Algorithm kBarrierDissemination;
 extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpiReduceScatter,
     kMpiGather, kMpiScatter, kMpiAlltoall, kMpiAlltoallv, kMpiBarrier;
 
 namespace {
 const Algorithm* const kRegistry[] = {
-    &kAllreduceRing,
-    &kAllreduceRecursiveDoubling, &kAllreduceRecursiveHalving, &kAllreduceTree,
-    &kReduceTree, &kReduceRecursiveHalving,
-    &kReduceScatterRing, &kReduceScatterRecursiveHalving,
-    &kBarrierDissemination,
-    &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck,
-    &kAlltoallvPairwise, &kAlltoallvLinear,
-    &kBcastTree, &kBcastScatterAllgather, &kBcastRing,
-    &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck,
+    &kAllreduceRing, &kAllreduceRecursiveDoubling, &kAllreduceRecursiveHalving, &kAllreduceTree,
+    &kAllreduceShm,
+    &kReduceTree, &kReduceRecursiveHalving, &kReduceShm,
+    &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm,
+    &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,
+    &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,
     &kGatherTree, &kGatherLinear,
     &kScatterTree, &kScatterLinear,
+    &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm,
+    &kAlltoallvPairwise, &kAlltoallvLinear,
+    &kBarrierDissemination,
     // The MPI library's own collectives: the fallback for every collective.
     &kMpiAllreduce, &kMpiReduce, &kMpiBcast, &kMpiAllgather, &kMpiReduceScatter, &kMpiGather,
     &kMpiScatter, &kMpiAlltoall, &kMpiAlltoallv, &kMpiBarrier,

@@ -5,6 +5,11 @@
 #include <cstring>
 
 #include "mpi_types.hpp"
+#include "status.hpp"
+#include "tutti_config.h"
+#if TUTTI_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 namespace tutti::testing {
 
@@ -69,6 +74,66 @@ Bytes UserBuffers::output() const {
   out.resize(shape_.output_bytes);
   return out;
 }
+
+#if TUTTI_HAVE_CUDA
+namespace {
+
+void check_cuda(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) fail(TUTTI_ERR_INTERNAL, what, ": ", cudaGetErrorString(e));
+}
+
+// A device copy of `bytes` bytes, `offset` bytes into its allocation.
+char* device_copy(size_t bytes, size_t offset, char*& base) {
+  void* p = nullptr;
+  check_cuda(cudaMalloc(&p, bytes + offset + 16), "cudaMalloc");
+  base = static_cast<char*>(p);
+  return base + offset;
+}
+
+}  // namespace
+
+DeviceBuffers::DeviceBuffers(UserBuffers& host, size_t offset, bool device_send, bool device_recv)
+    : host_(host) {
+  send_ = host.send_.data();
+  recv_ = host.recv_.data();
+  if (device_send && !host.send_.empty()) send_ = device_copy(host.send_.size(), offset, send_base_);
+  if (device_recv && !host.recv_.empty()) recv_ = device_copy(host.recv_.size(), offset, recv_base_);
+  // The same arguments, pointing into the mirrors.
+  auto map = [&](const void* p) -> char* {
+    if (!p || p == TUTTI_IN_PLACE) return static_cast<char*>(const_cast<void*>(p));
+    const char* c = static_cast<const char*>(p);
+    const char* s = host.send_.data();
+    const char* r = host.recv_.data();
+    if (c >= s && c <= s + host.send_.size()) return send_ + (c - s);
+    return recv_ + (c - r);
+  };
+  sendbuf_ = map(host.sendbuf_);
+  recvbuf_ = map(host.recvbuf_);
+}
+
+DeviceBuffers::~DeviceBuffers() {
+  cudaFree(send_base_);
+  cudaFree(recv_base_);
+}
+
+void DeviceBuffers::upload() {
+  if (send_base_) check_cuda(cudaMemcpy(send_, host_.send_.data(), host_.send_.size(), cudaMemcpyHostToDevice), "upload");
+  if (recv_base_) check_cuda(cudaMemcpy(recv_, host_.recv_.data(), host_.recv_.size(), cudaMemcpyHostToDevice), "upload");
+}
+
+void DeviceBuffers::download() {
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  if (send_base_) check_cuda(cudaMemcpy(host_.send_.data(), send_, host_.send_.size(), cudaMemcpyDeviceToHost), "download");
+  if (recv_base_) check_cuda(cudaMemcpy(host_.recv_.data(), recv_, host_.recv_.size(), cudaMemcpyDeviceToHost), "download");
+}
+#else
+DeviceBuffers::DeviceBuffers(UserBuffers& host, size_t, bool, bool) : host_(host) {
+  fail(TUTTI_ERR_UNSUPPORTED, "device buffers: tutti was built without CUDA support");
+}
+DeviceBuffers::~DeviceBuffers() = default;
+void DeviceBuffers::upload() {}
+void DeviceBuffers::download() {}
+#endif
 
 int call_tutti(const CollArgs& a, const void* s, void* r, tutti_comm_t c, bool nb) {
   const auto dt = static_cast<tutti_datatype_t>(a.dtype);

@@ -32,10 +32,39 @@ class UserBuffers {
   void* recv_data() { return recv_.data(); }
 
  private:
+  friend class DeviceBuffers;
   CollArgs a_;
   int rank_, nranks_;
   BufferShape shape_;
   Bytes send_, recv_;
+  const void* sendbuf_ = nullptr;
+  void* recvbuf_ = nullptr;
+};
+
+// A UserBuffers' buffers mirrored in CUDA device memory: same sizes, same
+// TUTTI_IN_PLACE and NULL arguments, each buffer `offset` bytes past
+// cudaMalloc's alignment (to test misaligned pointers). With device_send or
+// device_recv false that buffer stays the host one (mixed calls). Where tutti
+// is built without CUDA the constructor throws Error(TUTTI_ERR_UNSUPPORTED).
+class DeviceBuffers {
+ public:
+  explicit DeviceBuffers(UserBuffers& host, size_t offset = 0, bool device_send = true,
+                         bool device_recv = true);
+  ~DeviceBuffers();
+  DeviceBuffers(const DeviceBuffers&) = delete;
+  DeviceBuffers& operator=(const DeviceBuffers&) = delete;
+
+  void upload();    // the host buffers' contents to the device (after set_input)
+  void download();  // and back (then host.output() is the device result)
+  const void* sendbuf() const { return sendbuf_; }
+  void* recvbuf() const { return recvbuf_; }
+
+ private:
+  UserBuffers& host_;
+  char* send_base_ = nullptr;  // cudaMalloc'd, or null
+  char* recv_base_ = nullptr;
+  char* send_ = nullptr;  // where the data is (device or host)
+  char* recv_ = nullptr;
   const void* sendbuf_ = nullptr;
   void* recvbuf_ = nullptr;
 };

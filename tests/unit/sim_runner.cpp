@@ -19,7 +19,12 @@ SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>&
     std::unique_ptr<ScheduleRun> run;
   };
   std::vector<Rank> ranks(static_cast<size_t>(p));
-  const Topology topo = Topology::single_node(p);
+  const Topology topo = Topology::single_node(p, options.shared_bytes);
+  // The node's shared segment, zeroed (flags start at 0), one port per rank.
+  std::vector<char> segment_memory(SharedSegment::flag_bytes(p) + options.shared_bytes, 0);
+  SharedSegment segment(segment_memory.data(), segment_memory.size(), p);
+  std::vector<SharedPort> ports;
+  for (int r = 0; r < p; ++r) ports.emplace_back(&segment, r);
 
   for (int r = 0; r < p; ++r) {
     Rank& rk = ranks[r];
@@ -28,7 +33,7 @@ SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>&
       outcome.error = str("rank ", r, ": refused: ", *why);
       return outcome;
     }
-    ScheduleBuilder b(a, r, p);
+    ScheduleBuilder b(a, r, p, options.shared_bytes);
     try {
       algo.build(b);
       rk.schedule = std::make_shared<const Schedule>(b.finish());
@@ -84,6 +89,7 @@ SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>&
     }
     rk.scratch = Bytes(rk.schedule->scratch_bytes, static_cast<char>(0xab));
     bufs.scratch = rk.scratch.data();
+    bufs.shared = &ports[r];
     rk.transport = std::make_unique<SimTransport>(net, r);
     rk.run = std::make_unique<ScheduleRun>(*rk.transport, rk.schedule, bufs, 7);
   }

@@ -15,6 +15,9 @@ namespace tutti::testing {
 struct SimOptions {
   SimNetwork::Mode mode = SimNetwork::Mode::Rendezvous;
   bool check_hazards = true;  // find_round_hazards on every rank's schedule
+  // Data bytes of the simulated node's shared segment. Small, so that the
+  // shared-memory algorithms run many chunks even on small vectors.
+  size_t shared_bytes = 16 * 1024;
 };
 
 struct SimOutcome {

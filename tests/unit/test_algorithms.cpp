@@ -24,8 +24,9 @@ std::string describe_case(const algos::Algorithm& algo, const Case& c) {
 
 bool can_be_in_place(Collective c) { return c != Collective::Bcast && c != Collective::Barrier; }
 
-// Runs one case; returns an error description or "".
-std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed) {
+// Runs one case; returns an error description or "". `ran` tells whether
+// the algorithm accepted the case at all.
+std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed, bool& ran) {
   const int p = c.nranks;
   std::vector<CollArgs> args(static_cast<size_t>(p), c.args);
   std::vector<AlltoallvLayout> layouts;
@@ -37,7 +38,10 @@ std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed)
   if (has_root(c.args.coll))
     for (int r = 0; r < p; ++r) args[r].in_place = c.args.in_place && r == c.args.root;
 
-  if (auto why = algo.refuse(args[0], Topology::single_node(p))) return "";  // not claimed
+  ran = false;
+  if (auto why = algo.refuse(args[0], Topology::single_node(p, SimOptions{}.shared_bytes)))
+    return "";  // not claimed
+  ran = true;
 
   std::vector<Bytes> inputs;
   for (int r = 0; r < p; ++r) {
@@ -74,10 +78,12 @@ void check_algorithm(const algos::Algorithm& algo) {
   for (int p = 1; p <= 33; ++p) rank_counts.push_back(p);
   const Collective coll = algo.coll;
   uint64_t seed = 1;
-  size_t cases = 0;
+  size_t cases = 0, accepted = 0;
   auto run = [&](const Case& c) {
     ++cases;
-    const std::string error = run_case(algo, c, ++seed);
+    bool ran = false;
+    const std::string error = run_case(algo, c, ++seed, ran);
+    accepted += ran ? 1 : 0;
     if (!error.empty()) FAIL(describe_case(algo, c) << ": " << error);
   };
 
@@ -148,8 +154,11 @@ void check_algorithm(const algos::Algorithm& algo) {
       run(c);
     }
   }
-  INFO(cases << " cases");
-  SUCCEED();
+  INFO(accepted << " of " << cases << " cases accepted");
+  // An algorithm that refuses (nearly) everything would pass untested. The
+  // shared-memory alltoall refuses large rank counts in the small simulated
+  // segment, hence a quarter rather than a half.
+  CHECK(accepted * 4 > cases);
 }
 
 }  // namespace

@@ -1,0 +1,43 @@
+// allgather "shm": through the node's shared segment (single-node jobs).
+//   Steps:    per chunk of a block (params.chunk_bytes, capped by the
+//             segment): every rank copies its chunk into its slot; full
+//             synchronisation; every rank copies all P slots into place.
+//             Chunks alternate between two slot sets; a last
+//             synchronisation ends the call.
+//   Traffic:  one copy in and P copies out per rank; no messages.
+//   Scratch:  none; shared: 2 x P x chunk.
+//   Rounds:   2 per chunk + 1.
+#include "algos/shm_common.hpp"
+
+namespace tutti::algos {
+namespace {
+
+Refusal refuse(const CollArgs& a, const Topology& topo) { return refuse_shm(a, topo, 1); }
+
+void build(ScheduleBuilder& b) {
+  const CollArgs& a = b.args();
+  const int p = b.nranks(), r = b.rank();
+  const size_t m = a.count * b.elem_size();
+  const BufRef mine = output(static_cast<size_t>(r) * m);
+  if (!a.in_place) b.copy(mine, input(), m);
+  if (p == 1) return;
+  const ShmSlots slots = shm_slots(b);
+  for (size_t off = 0, k = 0; off < m; off += slots.slot, ++k) {
+    const size_t c = std::min(slots.slot, m - off);
+    const int parity = static_cast<int>(k % 2);
+    b.copy(slots.at(parity, r), mine + off, c);
+    append_shm_sync_all(b);
+    for (int q = 0; q < p; ++q)
+      if (q != r) b.copy(output(static_cast<size_t>(q) * m + off), slots.at(parity, q), c);
+  }
+  append_shm_sync_all(b);
+}
+
+}  // namespace
+
+extern const Algorithm kAllgatherShm{
+    "shm", Collective::Allgather,
+    "single node: ranks stage their blocks in shared memory, each copies all of them",
+    refuse, build};
+
+}  // namespace tutti::algos

@@ -1,0 +1,38 @@
+// bcast "shm": through the node's shared segment (single-node jobs).
+//   Steps:    per chunk (params.chunk_bytes, capped by the segment): the
+//             root copies the chunk into its slot; full synchronisation;
+//             every other rank copies it out. Chunks alternate between the
+//             root's two slots; a last synchronisation ends the call.
+//   Traffic:  one copy in at the root, one copy out per rank; no messages.
+//   Scratch:  none; shared: 2 x P x chunk (only the root's slots are used).
+//   Rounds:   1-2 per chunk + 1.
+#include "algos/shm_common.hpp"
+
+namespace tutti::algos {
+namespace {
+
+Refusal refuse(const CollArgs& a, const Topology& topo) { return refuse_shm(a, topo, 1); }
+
+void build(ScheduleBuilder& b) {
+  const CollArgs& a = b.args();
+  const int p = b.nranks(), r = b.rank();
+  const size_t n = a.count * b.elem_size();
+  if (p == 1) return;
+  const ShmSlots slots = shm_slots(b);
+  for (size_t off = 0, k = 0; off < n; off += slots.slot, ++k) {
+    const size_t c = std::min(slots.slot, n - off);
+    const BufRef slot = slots.at(static_cast<int>(k % 2), a.root);
+    if (r == a.root) b.copy(slot, output(off), c);
+    append_shm_sync_all(b);
+    if (r != a.root) b.copy(output(off), slot, c);
+  }
+  append_shm_sync_all(b);
+}
+
+}  // namespace
+
+extern const Algorithm kBcastShm{
+    "shm", Collective::Bcast, "single node: the root stages chunks in shared memory, all copy them out",
+    refuse, build};
+
+}  // namespace tutti::algos

@@ -1,0 +1,71 @@
+// Building blocks of the shared-memory algorithms (*_shm.cpp). They run on
+// single-node communicators through the node's shared segment (see
+// shared_segment.hpp and the contract in schedule.hpp): every rank owns two
+// slots ("parities") of the segment; chunk k of a collective goes through
+// the slots of parity k % 2, so a rank may fill chunk k+1 while its peers
+// still read chunk k, and a full synchronisation between chunks keeps chunk
+// k+2 from overwriting what is still being read. Every shared-memory
+// schedule ends with a full synchronisation, so the next one may reuse the
+// segment at once.
+#pragma once
+
+#include <algorithm>
+
+#include "algos/registry.hpp"
+#include "algos/ring.hpp"
+#include "schedule.hpp"
+#include "status.hpp"
+
+namespace tutti::algos {
+
+// Smallest useful slot; below it the per-chunk synchronisation dominates.
+inline constexpr size_t kMinShmSlot = 64;
+
+// The slot size for `slots_per_rank` slots per rank per parity (alltoall and
+// reduce_scatter stage one piece per peer): the chunk size asked for
+// (params.chunk_bytes, default 256 KiB), capped by what the segment holds,
+// rounded down to 64 bytes (a multiple of every element size).
+inline size_t shm_slot_bytes(size_t capacity, int nranks, size_t chunk_bytes, size_t slots_per_rank) {
+  const size_t most = capacity / (2 * static_cast<size_t>(nranks) * slots_per_rank);
+  return std::min(chunk_bytes, most) / kMinShmSlot * kMinShmSlot;
+}
+
+inline Refusal refuse_shm(const CollArgs& a, const Topology& topo, size_t slots_per_rank) {
+  if (topo.nnodes != 1) return "needs all ranks on one node";
+  if (a.memory != MemoryType::Host) return "host memory only";
+  if (topo.shared_bytes == 0) return "no shared-memory segment (TUTTI_SHM_BYTES=0 or unavailable)";
+  const size_t chunk = a.params.chunk_bytes ? a.params.chunk_bytes : kDefaultChunkBytes;
+  if (shm_slot_bytes(topo.shared_bytes, topo.nranks, chunk, slots_per_rank) < kMinShmSlot)
+    return str("the shared segment (", topo.shared_bytes, " bytes) is too small for ",
+               topo.nranks, " ranks");
+  return std::nullopt;
+}
+
+struct ShmSlots {
+  size_t slot;  // bytes of one slot
+  int nranks;
+  size_t per_rank = 1;  // slots a rank owns per parity
+  // Slot `index` (< per_rank) of `rank` for chunk parity `parity`.
+  BufRef at(int parity, int rank, size_t index = 0) const {
+    const size_t p = static_cast<size_t>(nranks);
+    return shared(((static_cast<size_t>(parity) * p + static_cast<size_t>(rank)) * per_rank + index) *
+                  slot);
+  }
+};
+
+inline ShmSlots shm_slots(const ScheduleBuilder& b, size_t per_rank = 1) {
+  return {shm_slot_bytes(b.shared_capacity(), b.nranks(), chunk_bytes_of(b), per_rank), b.nranks(),
+          per_rank};
+}
+
+// One round in which every rank tells every other that its earlier steps
+// are done, and waits to hear the same from all of them.
+inline void append_shm_sync_all(ScheduleBuilder& b) {
+  for (int q = 0; q < b.nranks(); ++q)
+    if (q != b.rank()) b.shm_signal(q);
+  for (int q = 0; q < b.nranks(); ++q)
+    if (q != b.rank()) b.shm_wait(q);
+  b.end_round();
+}
+
+}  // namespace tutti::algos

@@ -1,0 +1,63 @@
+// tutti's CUDA reduction kernels: one templated kernel over every element
+// type and operator, whose body (elementwise.hpp) is shared with the host
+// unit tests. Compiled by nvcc for sm_80, sm_90 and PTX (lib/cuda/meson.build).
+#include <cuda_runtime.h>
+
+#include "cuda/elementwise.hpp"
+#include "cuda/kernels.hpp"
+
+namespace tutti::cuda {
+namespace {
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+    elementwise_kernel(const ElementwiseArgs args, const Op op) {
+  elementwise_body<T>(args, op, blockIdx.x, threadIdx.x, gridDim.x, blockDim.x);
+}
+
+template <typename T, typename Op>
+int launch(const ElementwiseArgs& args, const Op& op, cudaStream_t stream, unsigned max_blocks) {
+  if (args.plan.n == 0) return cudaSuccess;
+  const unsigned blocks = grid_blocks(args.plan, kThreadsPerBlock, max_blocks ? max_blocks : 1);
+  elementwise_kernel<T, Op><<<blocks, kThreadsPerBlock, 0, stream>>>(args, op);
+  return cudaGetLastError();
+}
+
+template <typename T, template <typename> class F>
+int launch_binary(const ReduceLaunch& r, cudaStream_t stream, unsigned max_blocks) {
+  ElementwiseArgs args;
+  args.out0 = static_cast<char*>(r.out0);
+  args.out1 = static_cast<char*>(r.out1);
+  args.in0 = static_cast<const char*>(r.a);
+  args.in1 = static_cast<const char*>(r.b);
+  args.plan = plan_elementwise<T>(r.out0, r.out1, r.a, r.b, r.count);
+  return launch<T>(args, BinaryOp<T, F<T>>{}, stream, max_blocks);
+}
+
+}  // namespace
+
+int enqueue_reduce(const ReduceLaunch& r, CUstream_st* stream, unsigned max_blocks) {
+  return visit_elem_type(r.type, [&]<typename T>() {
+    switch (r.op) {
+      case ReduceKind::Sum: return launch_binary<T, FuncSum>(r, stream, max_blocks);
+      case ReduceKind::Prod: return launch_binary<T, FuncProd>(r, stream, max_blocks);
+      case ReduceKind::Min: return launch_binary<T, FuncMin>(r, stream, max_blocks);
+      case ReduceKind::Max: return launch_binary<T, FuncMax>(r, stream, max_blocks);
+    }
+    return static_cast<int>(cudaErrorInvalidValue);
+  });
+}
+
+int enqueue_divide(void* out, const void* in, size_t count, ElemType type, int divisor,
+                   CUstream_st* stream, unsigned max_blocks) {
+  if (divisor == 0) return cudaErrorInvalidValue;
+  return visit_elem_type(type, [&]<typename T>() {
+    ElementwiseArgs args;
+    args.out0 = static_cast<char*>(out);
+    args.in0 = static_cast<const char*>(in);
+    args.plan = plan_elementwise<T>(out, nullptr, in, nullptr, count);
+    return launch<T>(args, DivideOp<T>{FuncDivide<T>{divisor}}, stream, max_blocks);
+  });
+}
+
+}  // namespace tutti::cuda

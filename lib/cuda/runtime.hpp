@@ -1,0 +1,121 @@
+// The CUDA runtime as tutti uses it: whether there is a device at all, one
+// internal stream per device, pooled events, device and pinned allocations,
+// and CUDA errors as tutti statuses. Only built (and included) where
+// TUTTI_HAVE_CUDA.
+//
+// Ordering rule: every piece of device work tutti enqueues (reduction
+// kernels, local copies, staging copies) goes to tutti's stream of the
+// device, so it runs in the order it was enqueued without the host waiting
+// in between; the host waits (on an event) only where it hands memory to
+// someone outside that stream: a transport reading device memory directly,
+// the host reading a result, the user getting the buffers back.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "status.hpp"
+
+namespace tutti::cuda {
+
+// True where the CUDA driver loads and reports at least one device. Checked
+// once per process; false on machines without a GPU, where tutti built with
+// CUDA behaves exactly like tutti built without it (every buffer is host
+// memory, no CUDA call is made per operation).
+bool available();
+
+// TUTTI_ERR_OUT_OF_MEMORY for allocation failures, TUTTI_ERR_INTERNAL otherwise.
+Status status_of(cudaError_t e);
+// "CUDA error in <what>: cudaErrorX (message)".
+std::string describe(cudaError_t e, std::string_view what);
+[[noreturn]] void fail_cuda(cudaError_t e, std::string_view what);
+inline void check(cudaError_t e, std::string_view what) {
+  if (e != cudaSuccess) fail_cuda(e, what);
+}
+
+int current_device();  // throws Error
+
+struct DeviceProps {
+  int id = 0;
+  std::string name;
+  int sm_count = 1;
+  int max_threads_per_sm = 1024;
+  int cc_major = 0, cc_minor = 0;
+  size_t memory_bytes = 0;
+  std::string pci_bus_id;
+};
+// Cached per device; throws Error.
+const DeviceProps& device_props(int device);
+// How many blocks of kThreadsPerBlock threads are resident on the whole
+// device at once: the grid size of the elementwise kernels.
+unsigned max_resident_blocks(int device);
+
+// tutti's stream on the current device: created on first use with
+// cudaStreamNonBlocking (no implicit synchronisation with the legacy default
+// stream) and kept for the life of the process. Throws Error.
+cudaStream_t stream();
+
+// Makes `device` current for a scope, if it is not already.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// An event of the current device (timing disabled), taken from a pool and
+// given back on destruction. Move-only.
+class Event {
+ public:
+  Event();  // throws Error
+  Event(Event&& o) noexcept : event_(o.event_), device_(o.device_) { o.event_ = nullptr; }
+  Event& operator=(Event&& o) noexcept;
+  ~Event();
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+
+  cudaEvent_t get() const { return event_; }
+  int device() const { return device_; }
+  [[nodiscard]] cudaError_t record(cudaStream_t s) { return cudaEventRecord(event_, s); }
+  // cudaSuccess once everything recorded before has run, cudaErrorNotReady
+  // before; anything else is an error of that work.
+  [[nodiscard]] cudaError_t query() const { return cudaEventQuery(event_); }
+  [[nodiscard]] cudaError_t synchronize() const { return cudaEventSynchronize(event_); }
+
+ private:
+  void release();
+
+  cudaEvent_t event_ = nullptr;
+  int device_ = 0;
+};
+
+// Allocations that return null (and clear the error) on failure, usable as
+// ScratchPool allocators. Device memory is cudaMalloc'd (256-byte aligned);
+// pinned memory is page-locked, portable host memory.
+void* device_alloc(size_t bytes);
+void device_free(void* p);
+void* pinned_alloc(size_t bytes);
+void pinned_free(void* p);
+
+// Copies any memory to any memory on tutti's stream (cudaMemcpyDefault).
+// With `wait`, returns once the copy is done (the host reads `dst` next).
+[[nodiscard]] cudaError_t copy(void* dst, const void* src, size_t bytes, bool wait);
+
+// Errors of device work that could not return a status where it was
+// enqueued (the engine's local steps return nothing): counted here and
+// picked up by the operation that is waiting for that work.
+void note_error(cudaError_t e, std::string_view what);
+uint64_t noted_errors();
+std::string last_noted_error();
+
+// Runtime and driver versions and every device, for tutti-info.
+std::string runtime_report();
+
+}  // namespace tutti::cuda

@@ -1,0 +1,367 @@
+#include "cuda/staging_transport.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <optional>
+#include <string_view>
+
+#include "cuda/runtime.hpp"
+
+namespace tutti::cuda {
+
+StagingMode staging_mode_from_env() {
+  const char* env = std::getenv("TUTTI_CUDA_STAGING");
+  const std::string_view v = env ? env : "";
+  if (v.empty() || v == "auto") return StagingMode::Auto;
+  if (v == "1" || v == "on" || v == "yes" || v == "true") return StagingMode::Always;
+  if (v == "0" || v == "off" || v == "no" || v == "false") return StagingMode::Never;
+  fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_CUDA_STAGING='", v, "': expected auto, 1 or 0");
+}
+
+// ---- pinned buffers ---------------------------------------------------------
+
+PinnedPool::Lease& PinnedPool::Lease::operator=(Lease&& o) noexcept {
+  if (this != &o) {
+    if (pool_ && data_) pool_->free_[static_cast<size_t>(size_class_)].push_back(data_);
+    pool_ = o.pool_;
+    size_class_ = o.size_class_;
+    data_ = o.data_;
+    o.pool_ = nullptr;
+    o.data_ = nullptr;
+  }
+  return *this;
+}
+
+PinnedPool::Lease::~Lease() {
+  if (pool_ && data_) pool_->free_[static_cast<size_t>(size_class_)].push_back(data_);
+}
+
+PinnedPool::~PinnedPool() {
+  for (auto& list : free_)
+    for (char* p : list) pinned_free(p);
+}
+
+PinnedPool::Lease PinnedPool::acquire(size_t bytes) {
+  int c = kMinClass;
+  while (c < 62 && (size_t{1} << c) < bytes) ++c;
+  if (free_.size() <= static_cast<size_t>(c)) free_.resize(static_cast<size_t>(c) + 1);
+  Lease lease;
+  auto& list = free_[static_cast<size_t>(c)];
+  if (!list.empty()) {
+    lease.data_ = list.back();
+    list.pop_back();
+  } else {
+    lease.data_ = static_cast<char*>(pinned_alloc(size_t{1} << c));
+    if (!lease.data_) return lease;
+    bytes_held_ += size_t{1} << c;
+  }
+  lease.pool_ = this;
+  lease.size_class_ = c;
+  return lease;
+}
+
+// ---- staged messages --------------------------------------------------------
+
+struct StagingTransport::Staged {
+  enum class State { CopyOut, Sending, Receiving, CopyIn, Done };
+  State state = State::CopyOut;
+  bool is_send = true;
+  int peer = -1;
+  Tag tag = 0;
+  const void* host_src = nullptr;  // a host send queued behind a staged one: sent from here
+  void* device = nullptr;          // the user's device buffer (receives)
+  size_t bytes = 0;
+  int device_id = 0;
+  cudaStream_t stream = nullptr;
+  Completion* user = nullptr;  // null once answered
+  Completion inner;            // the inner transport's
+  PinnedPool::Lease pinned;
+  std::optional<Event> event;  // the copy in flight
+  bool cancel_requested = false;
+};
+
+namespace {
+
+constexpr const char* kCancelled = "cancelled";
+
+// Waits for the work on tutti's stream: a transport that reads or writes
+// device memory itself does so outside that stream.
+Status drain_stream() {
+  try {
+    const cudaError_t e = cudaStreamSynchronize(stream());
+    if (e != cudaSuccess) return set_last_error(status_of(e), describe(e, "draining tutti's stream"));
+    return TUTTI_SUCCESS;
+  } catch (const Error& e) {
+    return set_last_error(e.status(), e.what());
+  }
+}
+
+}  // namespace
+
+StagingTransport::StagingTransport(std::unique_ptr<Transport> inner, StagingMode mode)
+    : inner_(std::move(inner)) {
+  const bool direct_possible = inner_->supports(MemoryType::Cuda);
+  if (mode == StagingMode::Never && !direct_possible)
+    fail(TUTTI_ERR_UNSUPPORTED, "TUTTI_CUDA_STAGING=0, but the ", inner_->name(),
+         " transport cannot move CUDA memory itself (UCX without CUDA support?)");
+  staging_ = mode == StagingMode::Always || !direct_possible;
+}
+
+StagingTransport::~StagingTransport() {
+  // Nothing may still write into pinned or user memory once we are gone.
+  for (auto& s : staged_) {
+    if (s->state == Staged::State::Sending || s->state == Staged::State::Receiving)
+      if (!s->inner.done) inner_->cancel(&s->inner);
+  }
+  for (int spins = 0; spins < 1000000; ++spins) {
+    bool busy = false;
+    for (auto& s : staged_)
+      busy = busy || ((s->state == Staged::State::Sending || s->state == Staged::State::Receiving) &&
+                      !s->inner.done);
+    if (!busy) break;
+    inner_->progress();
+  }
+  for (auto& s : staged_)
+    if (s->event) (void)s->event->synchronize();
+  staged_.clear();
+}
+
+std::string StagingTransport::describe_mode() const {
+  return staging_ ? "device buffers staged through pinned host memory"
+                  : "device buffers passed to the transport directly";
+}
+
+void StagingTransport::answer(Staged& s, Status status, std::string error, size_t bytes) {
+  if (!s.user) return;
+  Completion* c = s.user;
+  s.user = nullptr;
+  c->status = status;
+  c->error = std::move(error);
+  c->bytes = bytes;
+  c->handle = nullptr;
+  c->done = true;
+}
+
+Status StagingTransport::send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType mem,
+                              Completion* c) {
+  if (mem == MemoryType::Cuda && bytes == 0) mem = MemoryType::Host;  // nothing to read
+  if (mem == MemoryType::Host || !staging_) {
+    if (mem == MemoryType::Cuda) {
+      const Status st = drain_stream();
+      return st != TUTTI_SUCCESS ? st : inner_->send(peer, tag, buf, bytes, mem, c);
+    }
+    const bool queued_behind = std::any_of(staged_.begin(), staged_.end(), [&](const auto& s) {
+      return s->is_send && s->state == Staged::State::CopyOut && s->peer == peer && s->tag == tag;
+    });
+    if (!queued_behind) return inner_->send(peer, tag, buf, bytes, mem, c);
+    auto s = std::make_unique<Staged>();
+    s->peer = peer;
+    s->tag = tag;
+    s->host_src = buf;
+    s->bytes = bytes;
+    s->user = c;
+    c->handle = s.get();
+    staged_.push_back(std::move(s));
+    return TUTTI_SUCCESS;
+  }
+  auto s = std::make_unique<Staged>();
+  s->peer = peer;
+  s->tag = tag;
+  s->bytes = bytes;
+  try {
+    s->device_id = current_device();
+    s->stream = stream();
+    s->event.emplace();
+  } catch (const Error& e) {
+    return set_last_error(e.status(), e.what());
+  }
+  s->pinned = pinned_.acquire(bytes);
+  if (!s->pinned)
+    return set_last_error(TUTTI_ERR_OUT_OF_MEMORY,
+                          str("cannot allocate ", bytes, " bytes of pinned memory to stage a send"));
+  cudaError_t e = cudaMemcpyAsync(s->pinned.data(), buf, bytes, cudaMemcpyDeviceToHost, s->stream);
+  if (e == cudaSuccess) {
+    e = s->event->record(s->stream);
+    // The copy may be running: the pinned buffer is not ours to give back yet.
+    if (e != cudaSuccess) (void)cudaStreamSynchronize(s->stream);
+  }
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return set_last_error(status_of(e), describe(e, "copying a message to pinned memory"));
+  }
+  s->user = c;
+  c->handle = s.get();
+  staged_.push_back(std::move(s));
+  return TUTTI_SUCCESS;
+}
+
+Status StagingTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem,
+                              Completion* c) {
+  if (mem == MemoryType::Cuda && bytes == 0) mem = MemoryType::Host;  // nothing to write
+  if (mem == MemoryType::Host || !staging_) {
+    if (mem == MemoryType::Cuda) {
+      // Work already enqueued may still read the buffer the transport writes.
+      const Status st = drain_stream();
+      if (st != TUTTI_SUCCESS) return st;
+    }
+    return inner_->recv(peer, tag, buf, bytes, mem, c);
+  }
+  auto s = std::make_unique<Staged>();
+  s->is_send = false;
+  s->state = Staged::State::Receiving;
+  s->peer = peer;
+  s->tag = tag;
+  s->device = buf;
+  s->bytes = bytes;
+  try {
+    s->device_id = current_device();
+    s->stream = stream();
+  } catch (const Error& e) {
+    return set_last_error(e.status(), e.what());
+  }
+  s->pinned = pinned_.acquire(bytes);
+  if (!s->pinned)
+    return set_last_error(TUTTI_ERR_OUT_OF_MEMORY,
+                          str("cannot allocate ", bytes, " bytes of pinned memory to stage a receive"));
+  const Status st = inner_->recv(peer, tag, s->pinned.data(), bytes, MemoryType::Host, &s->inner);
+  if (st != TUTTI_SUCCESS) return st;
+  s->user = c;
+  c->handle = s.get();
+  staged_.push_back(std::move(s));
+  return TUTTI_SUCCESS;
+}
+
+int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& blocked) {
+  using State = Staged::State;
+  const std::pair<int, Tag> key{s.peer, s.tag};
+  switch (s.state) {
+    case State::CopyOut: {
+      if (s.event) {
+        const cudaError_t q = s.event->query();
+        if (q == cudaErrorNotReady) {
+          blocked.push_back(key);
+          return 0;
+        }
+        if (q != cudaSuccess) {
+          cudaGetLastError();
+          answer(s, status_of(q), describe(q, "copying a message to pinned memory"), 0);
+          s.state = State::Done;
+          return 1;
+        }
+      }
+      if (std::find(blocked.begin(), blocked.end(), key) != blocked.end()) return 0;
+      if (s.cancel_requested || !s.user) {
+        answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
+        s.state = State::Done;
+        return 1;
+      }
+      const void* from = s.pinned ? static_cast<const void*>(s.pinned.data()) : s.host_src;
+      const Status st = inner_->send(s.peer, s.tag, from, s.bytes, MemoryType::Host, &s.inner);
+      if (st != TUTTI_SUCCESS) {
+        answer(s, st, str("posting a send to rank ", s.peer, " failed: ", last_error()), 0);
+        s.state = State::Done;
+        return 1;
+      }
+      s.state = State::Sending;
+      [[fallthrough]];
+    }
+    case State::Sending:
+      if (!s.inner.done) return 0;
+      answer(s, s.inner.status, s.inner.error, 0);
+      s.state = State::Done;
+      return 1;
+    case State::Receiving: {
+      if (!s.inner.done) return 0;
+      if (!s.user || s.inner.status != TUTTI_SUCCESS || s.inner.bytes == 0) {
+        answer(s, s.inner.status, s.inner.error, s.inner.bytes);
+        s.state = State::Done;
+        return 1;
+      }
+      const size_t n = std::min(s.inner.bytes, s.bytes);
+      cudaError_t e = cudaSuccess;
+      {
+        DeviceGuard guard(s.device_id);
+        try {
+          if (!s.event) s.event.emplace();
+        } catch (const Error& err) {
+          answer(s, err.status(), err.what(), 0);
+          s.state = State::Done;
+          return 1;
+        }
+        e = cudaMemcpyAsync(s.device, s.pinned.data(), n, cudaMemcpyHostToDevice, s.stream);
+        if (e == cudaSuccess) e = s.event->record(s.stream);
+      }
+      if (e != cudaSuccess) {
+        cudaGetLastError();
+        answer(s, status_of(e), describe(e, "copying a received message to the device"), 0);
+        s.state = State::Done;
+        return 1;
+      }
+      s.state = State::CopyIn;
+      [[fallthrough]];
+    }
+    case State::CopyIn: {
+      const cudaError_t q = s.event->query();
+      if (q == cudaErrorNotReady) return 0;
+      if (q != cudaSuccess) {
+        cudaGetLastError();
+        answer(s, status_of(q), describe(q, "copying a received message to the device"), 0);
+      } else if (s.cancel_requested) {
+        answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
+      } else {
+        answer(s, TUTTI_SUCCESS, {}, s.inner.bytes);
+      }
+      s.state = State::Done;
+      return 1;
+    }
+    case State::Done: return 0;
+  }
+  return 0;
+}
+
+int StagingTransport::progress() {
+  int events = inner_->progress();
+  if (staged_.empty()) return events;
+  std::vector<std::pair<int, Tag>> blocked;  // (peer, tag) of sends still waiting, in order
+  for (auto& s : staged_) events += advance(*s, blocked);
+  std::erase_if(staged_, [](const auto& s) { return s->state == Staged::State::Done; });
+  return events;
+}
+
+void StagingTransport::cancel(Completion* c) {
+  auto it = std::find_if(staged_.begin(), staged_.end(),
+                         [c](const auto& s) { return s->user == c; });
+  if (it == staged_.end()) {
+    inner_->cancel(c);  // not staged: the inner transport owns it
+    return;
+  }
+  Staged& s = **it;
+  using State = Staged::State;
+  switch (s.state) {
+    case State::CopyOut:
+      // A running copy still reads the user's buffer: answered once it is
+      // done (progress); a queued host send has touched nothing yet.
+      s.cancel_requested = true;
+      if (!s.event) {
+        answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
+        s.state = State::Done;
+      }
+      break;
+    case State::Sending:
+      inner_->cancel(&s.inner);
+      // From pinned memory: the user's buffer is free now. A queued host send
+      // reads the user's buffer until the inner transport lets go.
+      if (s.pinned) answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
+      break;
+    case State::Receiving:
+      // The message lands in pinned memory, which this record keeps until
+      // the inner transport lets go; the user's buffer is never written.
+      inner_->cancel(&s.inner);
+      answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
+      break;
+    case State::CopyIn: s.cancel_requested = true; break;  // answered when the copy is done
+    case State::Done: break;
+  }
+}
+
+}  // namespace tutti::cuda

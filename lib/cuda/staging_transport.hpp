@@ -1,0 +1,113 @@
+// A Transport decorator that lets any transport move CUDA device buffers:
+// where the inner transport cannot (UCX built without CUDA, as Debian's is;
+// the MPI transport), device messages go through pinned host memory.
+//
+//   send:    device --cudaMemcpyAsync on tutti's stream--> pinned; once that
+//            copy's event has fired (polled in progress()), the pinned
+//            buffer is sent as a host message.
+//   receive: the message lands in pinned memory; on arrival it is copied to
+//            the device on tutti's stream, and the receive completes once
+//            that copy's event has fired.
+// Because the copies share tutti's stream with the reduction kernels, a send
+// copy starts after the kernel that produced its data with no host wait in
+// between, and the schedules' chunked messages pipeline: chunk k+1 is copied
+// while chunk k is on the wire.
+//
+// Where the inner transport does move CUDA memory (UCX with cuda_copy /
+// cuda_ipc / GPUDirect RDMA), device buffers go straight to it after tutti's
+// stream is drained (the transport reads the buffers outside that stream).
+// TUTTI_CUDA_STAGING=1 forces staging even then; =0 forbids it, and then a
+// transport without CUDA support is an error at tutti_comm_create.
+//
+// Host buffers pass through untouched, except that a host send queued
+// behind a staged send with the same (peer, tag) waits for it, so messages
+// between a pair never overtake each other.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport.hpp"
+
+namespace tutti::cuda {
+
+enum class StagingMode { Auto, Always, Never };
+
+// TUTTI_CUDA_STAGING: unset/"auto", "1" (always), "0" (never). Throws Error
+// on any other value.
+StagingMode staging_mode_from_env();
+
+// Pinned host buffers kept for reuse, in power-of-two size classes.
+class PinnedPool {
+ public:
+  class Lease {
+   public:
+    Lease() = default;
+    Lease(Lease&& o) noexcept { *this = std::move(o); }
+    Lease& operator=(Lease&& o) noexcept;
+    ~Lease();
+    char* data() const { return data_; }
+    explicit operator bool() const { return data_ != nullptr; }
+
+   private:
+    friend class PinnedPool;
+    PinnedPool* pool_ = nullptr;
+    int size_class_ = 0;
+    char* data_ = nullptr;
+  };
+
+  PinnedPool() = default;
+  ~PinnedPool();
+  PinnedPool(const PinnedPool&) = delete;
+  PinnedPool& operator=(const PinnedPool&) = delete;
+
+  // At least `bytes` (> 0); an empty lease where pinned memory ran out.
+  Lease acquire(size_t bytes);
+  size_t bytes_held() const { return bytes_held_; }
+
+ private:
+  static constexpr int kMinClass = 12;  // 4 KiB
+  std::vector<std::vector<char*>> free_;  // by size class
+  size_t bytes_held_ = 0;
+};
+
+class StagingTransport final : public Transport {
+ public:
+  // Throws Error where `mode` is Never and `inner` cannot move CUDA memory.
+  StagingTransport(std::unique_ptr<Transport> inner, StagingMode mode);
+  ~StagingTransport() override;
+
+  std::string_view name() const override { return inner_->name(); }
+  int rank() const override { return inner_->rank(); }
+  int nranks() const override { return inner_->nranks(); }
+  [[nodiscard]] Status send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType mem,
+                            Completion* c) override;
+  [[nodiscard]] Status recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem,
+                            Completion* c) override;
+  int progress() override;
+  void cancel(Completion* c) override;
+  bool supports(MemoryType) const override { return true; }
+
+  // Whether device buffers go through pinned memory (else straight through).
+  bool staging() const { return staging_; }
+  Transport& inner() { return *inner_; }
+  size_t pinned_bytes_held() const { return pinned_.bytes_held(); }
+  size_t staged_in_flight() const { return staged_.size(); }
+  // "staging device buffers through pinned host memory" or "direct".
+  std::string describe_mode() const;
+
+ private:
+  struct Staged;
+  int advance(Staged& s, std::vector<std::pair<int, Tag>>& blocked);
+  static void answer(Staged& s, Status status, std::string error, size_t bytes);
+
+  std::unique_ptr<Transport> inner_;  // declared first: destroyed last
+  bool staging_ = true;
+  PinnedPool pinned_;
+  // In posting order: sends to one (peer, tag) are handed on in this order.
+  std::vector<std::unique_ptr<Staged>> staged_;
+};
+
+}  // namespace tutti::cuda

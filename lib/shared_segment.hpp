@@ -1,0 +1,74 @@
+// Memory shared by the ranks of one node, for the shared-memory algorithms
+// (lib/algos/*_shm.cpp): a data area every rank addresses by the same
+// offsets, and one flag per ordered pair of ranks for synchronisation that
+// costs a cache-line transfer instead of a message.
+//
+// Flag (to, from) is a counter written only by `from`: the n-th signal from
+// `from` to `to` stores n (release), and `to`'s n-th wait for `from` returns
+// once the counter reaches n (acquire), so everything `from` wrote before
+// signalling is visible to `to` after waiting.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tutti {
+
+class SharedSegment {
+ public:
+  static constexpr size_t kCacheLine = 64;
+
+  // Bytes needed for the flags of `nranks` ranks (the data area follows).
+  static size_t flag_bytes(int nranks) {
+    return static_cast<size_t>(nranks) * static_cast<size_t>(nranks) * kCacheLine;
+  }
+
+  // A view over `total_bytes` of zero-initialised shared memory at `base`.
+  SharedSegment(void* base, size_t total_bytes, int nranks)
+      : base_(static_cast<char*>(base)), total_(total_bytes), nranks_(nranks) {}
+
+  char* data() const { return base_ + flag_bytes(nranks_); }
+  size_t data_bytes() const {
+    return total_ > flag_bytes(nranks_) ? total_ - flag_bytes(nranks_) : 0;
+  }
+  int nranks() const { return nranks_; }
+
+  std::atomic_ref<uint64_t> flag(int to, int from) const {
+    auto* p = reinterpret_cast<uint64_t*>(
+        base_ + (static_cast<size_t>(to) * static_cast<size_t>(nranks_) +
+                 static_cast<size_t>(from)) * kCacheLine);
+    return std::atomic_ref<uint64_t>(*p);
+  }
+
+ private:
+  char* base_;
+  size_t total_;
+  int nranks_;
+};
+
+// One rank's side of a segment: how many signals it sent to, and waited
+// for from, each peer (these counters continue across collectives).
+class SharedPort {
+ public:
+  SharedPort(SharedSegment* segment, int rank)
+      : segment_(segment), rank_(rank),
+        sent_(static_cast<size_t>(segment->nranks()), 0),
+        waited_(static_cast<size_t>(segment->nranks()), 0) {}
+
+  SharedSegment& segment() const { return *segment_; }
+  void signal(int peer) { segment_->flag(peer, rank_).store(++sent_[peer], std::memory_order_release); }
+  // Reserves the next wait for `peer`: the flag value it completes at.
+  uint64_t next_wait(int peer) { return ++waited_[peer]; }
+  bool reached(int peer, uint64_t target) const {
+    return segment_->flag(rank_, peer).load(std::memory_order_acquire) >= target;
+  }
+
+ private:
+  SharedSegment* segment_;
+  int rank_;
+  std::vector<uint64_t> sent_, waited_;
+};
+
+}  // namespace tutti

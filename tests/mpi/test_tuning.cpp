@@ -1,0 +1,229 @@
+// Tuning tables in real jobs: communicators created with TUTTI_TUNE and a
+// tuning file (set in every rank's environment before tutti_comm_create,
+// which reads it) run the algorithms the rules name, fall back to the
+// built-in defaults where no rule matches, give way to TUTTI_ALGO_<COLL>,
+// count the calls that ran the MPI library's collective, and report invalid
+// tables on every rank. Ranks given different tables: tests/tuning.
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "mpi_harness.hpp"
+#include "status.hpp"
+#include "tuning.hpp"
+
+namespace tutti::testing {
+namespace {
+
+// Environment variables for one test, restored after.
+class Env {
+ public:
+  void set(const char* name, const std::optional<std::string>& value) {
+    const char* old = std::getenv(name);
+    saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+    if (value) setenv(name, value->c_str(), 1);
+    else unsetenv(name);
+  }
+  ~Env() {
+    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) {
+      if (it->second) setenv(it->first.c_str(), it->second->c_str(), 1);
+      else unsetenv(it->first.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+// A communicator over MPI_COMM_WORLD made with the current environment.
+struct Comm {
+  tutti_comm_t comm = nullptr;
+  int status = TUTTI_SUCCESS;
+  std::string error;
+  Comm() {
+    status = tutti_comm_create(MPI_COMM_WORLD, &comm);
+    if (status != TUTTI_SUCCESS) error = tutti_last_error();
+  }
+  ~Comm() {
+    if (comm) tutti_comm_destroy(comm);
+  }
+};
+
+// This rank's own copy of a tuning file (paths differ between ranks, as
+// they may between nodes; the contents are what must agree).
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& text)
+      : path(str("/tmp/tutti-mpi-tuning-", getpid(), ".toml")) {
+    std::ofstream(path) << text;
+  }
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+// Runs an allreduce of `count` floats on `comm`; returns the algorithm that
+// ran, or "" if the call failed or the result was wrong (on any rank).
+std::string allreduce_algorithm(tutti_comm_t comm, size_t count) {
+  const int p = world_size();
+  std::vector<float> in(count, 1.0f), out(count, 0.0f);
+  const int st = tutti_allreduce(in.data(), out.data(), count, TUTTI_FLOAT32, TUTTI_SUM, comm);
+  bool ok = st == TUTTI_SUCCESS;
+  for (float v : out) ok = ok && v == static_cast<float>(p);
+  const std::string ran = tutti_comm_last_algorithm(comm);
+  return all_ranks(ok) ? ran : "";
+}
+
+// What the built-in defaults choose for a float32 call of `bytes`.
+std::string builtin_choice(Collective c, uint64_t bytes) {
+  const int p = world_size();
+  const CallShape shape{c, bytes, p, 1, MemoryType::Host, Datatype::Float32};
+  const TuningRule* r = builtin_tuning().match(shape);
+  return r ? r->algorithm : "mpi";
+}
+
+tutti_comm_stats_t stats_of(tutti_comm_t comm) {
+  tutti_comm_stats_t s{};
+  REQUIRE(tutti_comm_stats(comm, &s) == TUTTI_SUCCESS);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("TUTTI_TUNE rules are obeyed by real calls; defaults apply elsewhere", "[tuning]") {
+  Env env;
+  env.set("TUTTI_TUNING_FILE", std::nullopt);
+  env.set("TUTTI_ALGO_ALLREDUCE", std::nullopt);
+  env.set("TUTTI_TUNE", "allreduce:0-4K:tree,4K-64K:mpi,64K-1M:ring@chunk_bytes=16K");
+  Comm c;
+  REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+  const tutti_comm_stats_t before = stats_of(c.comm);
+  CHECK(allreduce_algorithm(c.comm, 100) == "tree");         // 400 B
+  CHECK(allreduce_algorithm(c.comm, 4096) == "mpi");         // 16 KiB
+  CHECK(allreduce_algorithm(c.comm, 100000) == "ring");      // 400 KB, chunked by 16K
+  CHECK(allreduce_algorithm(c.comm, 1 << 19) ==               // 2 MiB: no rule, the default
+        builtin_choice(Collective::Allreduce, 2 << 20));
+  CHECK(allreduce_algorithm(c.comm, 4096) == "mpi");         // the cached plan: counted again
+  const tutti_comm_stats_t after = stats_of(c.comm);
+  CHECK(after.collectives - before.collectives == 5);
+  CHECK(after.mpi_fallbacks - before.mpi_fallbacks == 2);
+  CHECK(after.refused_fallbacks == before.refused_fallbacks);
+
+  // No bcast rule: the built-in default.
+  std::vector<int32_t> buf(16, world_rank() == 0 ? 7 : 0);
+  REQUIRE(tutti_bcast(buf.data(), buf.size(), TUTTI_INT32, 0, c.comm) == TUTTI_SUCCESS);
+  CHECK(std::string(tutti_comm_last_algorithm(c.comm)) == builtin_choice(Collective::Bcast, 64));
+  CHECK(all_ranks(buf[15] == 7));
+}
+
+TEST_CASE("TUTTI_ALGO_<COLL> wins over TUTTI_TUNE, which wins over the file", "[tuning]") {
+  const TempFile file(R"([tutti]
+cluster = "mpi-tests"
+
+[[rule]]
+collective = "allreduce"
+algorithm = "recursive_halving"
+
+[[rule]]
+collective = "barrier"
+algorithm = "mpi"
+)");
+  Env env;
+  env.set("TUTTI_TUNING_FILE", file.path);
+  env.set("TUTTI_TUNE", "allreduce:0-1K:tree");
+  env.set("TUTTI_ALGO_ALLREDUCE", std::nullopt);
+  {
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    CHECK(allreduce_algorithm(c.comm, 16) == "tree");                 // TUTTI_TUNE
+    CHECK(allreduce_algorithm(c.comm, 1024) == "recursive_halving");  // the file
+    REQUIRE(tutti_barrier(c.comm) == TUTTI_SUCCESS);
+    CHECK(std::string(tutti_comm_last_algorithm(c.comm)) == "mpi");  // the file
+  }
+  env.set("TUTTI_ALGO_ALLREDUCE", "ring");
+  {
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    CHECK(allreduce_algorithm(c.comm, 16) == "ring");
+    CHECK(allreduce_algorithm(c.comm, 1024) == "ring");
+  }
+}
+
+TEST_CASE("sections of the file apply to the job shapes they name", "[tuning]") {
+  const int p = world_size();
+  const TempFile file(str(R"([[section]]
+name = "this job"
+ranks = ")", p, R"("
+nodes = "1-"
+[[section.rule]]
+collective = "allreduce"
+algorithm = "tree"
+
+[[section]]
+name = "another job"
+ranks = ")", p + 1, R"("
+[[section.rule]]
+collective = "allreduce"
+bytes = "0-"
+algorithm = "mpi"
+[[section.rule]]
+collective = "barrier"
+algorithm = "mpi"
+)"));
+  Env env;
+  env.set("TUTTI_TUNING_FILE", file.path);
+  env.set("TUTTI_TUNE", std::nullopt);
+  env.set("TUTTI_ALGO_ALLREDUCE", std::nullopt);
+  env.set("TUTTI_ALGO_BARRIER", std::nullopt);
+  Comm c;
+  REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+  CHECK(allreduce_algorithm(c.comm, 16) == "tree");
+  CHECK(allreduce_algorithm(c.comm, 1 << 20) == "tree");
+  REQUIRE(tutti_barrier(c.comm) == TUTTI_SUCCESS);
+  CHECK(std::string(tutti_comm_last_algorithm(c.comm)) == builtin_choice(Collective::Barrier, 0));
+}
+
+TEST_CASE("an invalid table fails tutti_comm_create on every rank, unless not strict", "[tuning]") {
+  const TempFile file(R"([[rule]]
+collective = "allreduce"
+algoritm = "ring"
+
+[[rule]]
+collective = "bcast"
+algorithm = "ring"
+)");
+  Env env;
+  env.set("TUTTI_TUNING_FILE", file.path);
+  env.set("TUTTI_TUNE", std::nullopt);
+  env.set("TUTTI_TUNING_STRICT", std::nullopt);
+  env.set("TUTTI_ALGO_BCAST", std::nullopt);
+  {
+    Comm c;
+    CHECK(all_ranks(c.status == TUTTI_ERR_INVALID_ARGUMENT));
+    // Every rank reports the first failing rank's words (its own file's path).
+    CHECK(all_ranks(c.error.find(".toml:3: unknown key 'algoritm'") != std::string::npos));
+    CHECK(all_ranks(c.error.find("cannot load the tuning table (rank") == 0));
+  }
+  env.set("TUTTI_TUNING_STRICT", "0");
+  {
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    std::vector<int32_t> buf(16, 3);
+    REQUIRE(tutti_bcast(buf.data(), buf.size(), TUTTI_INT32, 0, c.comm) == TUTTI_SUCCESS);
+    CHECK(std::string(tutti_comm_last_algorithm(c.comm)) == "ring");  // the valid rule
+  }
+  env.set("TUTTI_TUNING_FILE", std::nullopt);
+  env.set("TUTTI_TUNE", "allreduce:0-:no_such_algorithm");
+  env.set("TUTTI_TUNING_STRICT", std::nullopt);
+  {
+    Comm c;
+    CHECK(all_ranks(c.status == TUTTI_ERR_INVALID_ARGUMENT));
+    CHECK(all_ranks(c.error.find("unknown algorithm 'no_such_algorithm'") != std::string::npos));
+  }
+}
+
+}  // namespace tutti::testing
