@@ -138,8 +138,8 @@ SizeMeasurement measure_size(Comm& comm, MPI_Comm world, Collective coll, uint64
     for (const AlgoParams& v : variants) candidates.push_back({algo, v});
   }
 
-  std::vector<TunedCandidate> ran;
-  double best_us = 0;
+  // Each candidate's result is checked once, on fresh buffers.
+  std::vector<Candidate> checked;
   for (const Candidate& c : candidates) {
     const std::string label = candidate_label(std::string(c.algo->name), c.params);
     comm.force_algorithm(coll, std::string(c.algo->name));  // also drops cached plans
@@ -171,35 +171,66 @@ SizeMeasurement measure_size(Comm& comm, MPI_Comm world, Collective coll, uint64
       continue;
     }
 
-    const void* in = timing_bufs.sendbuf();
-    void* out = timing_bufs.recvbuf();
-    bool failed = false;
-    for (int i = 1; i < o.warmup && !failed; ++i) failed = call(comm, args, in, out) != TUTTI_SUCCESS;
-    std::vector<double> times;
-    double spent = 0;
-    while (!failed && static_cast<int>(times.size()) < o.iters) {
-      MPI_Barrier(world);
-      const double t0 = MPI_Wtime();
-      failed = call(comm, args, in, out) != TUTTI_SUCCESS;
-      double dt = MPI_Wtime() - t0;
-      // The slowest rank's time, agreed on, so every rank decides alike.
-      MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, world);
-      times.push_back(dt);
-      spent += dt;
-      if (times.size() >= 3 &&
-          (spent > o.candidate_cap_s || (best_us > 0 && median(times) * 1e6 > o.abandon_factor * best_us)))
-        break;
-    }
-    int any_failed = failed;
-    MPI_Allreduce(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, world);
-    if (any_failed) {
-      m.skipped.push_back({label, "failed while timed: " + std::string(last_error())});
-      continue;
-    }
-    const double us = median(times) * 1e6;
-    ran.push_back({std::string(c.algo->name), c.params, us});
-    if (best_us == 0 || us < best_us) best_us = us;
+    checked.push_back(c);
   }
+
+  // Timing: rounds over the candidates that passed, each round a warm-up and
+  // a share of the iterations per candidate, so that load changes during the
+  // measurement spread over all candidates; a candidate's time is the median
+  // of its round medians.
+  const void* in = timing_bufs.sendbuf();
+  void* out = timing_bufs.recvbuf();
+  const int rounds = std::max(1, o.repeats);
+  const int iters_per_round = std::max(3, (o.iters + rounds - 1) / rounds);
+  std::vector<std::vector<double>> round_medians(checked.size());
+  std::vector<bool> dropped(checked.size(), false);
+  for (int round = 0; round < rounds; ++round) {
+    double best_us = 0;  // this round's best so far
+    for (size_t i = 0; i < checked.size(); ++i) {
+      if (dropped[i]) continue;
+      const Candidate& c = checked[i];
+      comm.force_algorithm(coll, std::string(c.algo->name));  // rebuilt in the warm-up
+      CollArgs args = a;
+      args.params = c.params;
+      bool failed = false;
+      for (int w = 0; w < std::max(1, o.warmup) && !failed; ++w)
+        failed = call(comm, args, in, out) != TUTTI_SUCCESS;
+      std::vector<double> times;
+      double spent = 0;
+      while (!failed && static_cast<int>(times.size()) < iters_per_round) {
+        MPI_Barrier(world);
+        const double t0 = MPI_Wtime();
+        failed = call(comm, args, in, out) != TUTTI_SUCCESS;
+        double dt = MPI_Wtime() - t0;
+        // The slowest rank's time, agreed on, so every rank decides alike.
+        MPI_Allreduce(MPI_IN_PLACE, &dt, 1, MPI_DOUBLE, MPI_MAX, world);
+        times.push_back(dt);
+        spent += dt;
+        if (times.size() >= 3 &&
+            (spent > o.candidate_cap_s / rounds ||
+             (best_us > 0 && median(times) * 1e6 > o.abandon_factor * best_us)))
+          break;
+      }
+      int any_failed = failed;
+      MPI_Allreduce(MPI_IN_PLACE, &any_failed, 1, MPI_INT, MPI_MAX, world);
+      if (any_failed) {
+        m.skipped.push_back({candidate_label(std::string(c.algo->name), c.params),
+                             "failed while timed: " + std::string(last_error())});
+        dropped[i] = true;
+        round_medians[i].clear();
+        continue;
+      }
+      const double us = median(times) * 1e6;
+      round_medians[i].push_back(us);
+      if (best_us == 0 || us < best_us) best_us = us;
+      // Far behind after a full round: not worth more rounds.
+      if (round == 0 && best_us > 0 && us > 2 * o.abandon_factor * best_us) dropped[i] = true;
+    }
+  }
+  std::vector<TunedCandidate> ran;
+  for (size_t i = 0; i < checked.size(); ++i)
+    if (!round_medians[i].empty())
+      ran.push_back({std::string(checked[i].algo->name), checked[i].params, median(round_medians[i])});
   comm.force_algorithm(coll, "");
   std::stable_sort(ran.begin(), ran.end(), [](const TunedCandidate& x, const TunedCandidate& y) {
     return x.time_us < y.time_us;

@@ -3,7 +3,8 @@
 // included) and, for algorithms whose schedules depend on it, every chunk
 // size asked for; each checked against the reference result once, then
 // timed with tutti-bench's method (warm-up, barrier before each iteration,
-// the slowest rank's time per iteration, median).
+// the slowest rank's time per iteration, median), in interleaved rounds whose
+// medians are combined by their median.
 #pragma once
 
 #include <mpi.h>
@@ -20,7 +21,8 @@ namespace tutti::apps {
 struct MeasureOptions {
   Datatype dtype = Datatype::Float32;
   Op op = Op::Sum;
-  int iters = 100;  // timed iterations per candidate (at most)
+  int iters = 100;  // timed iterations per candidate (at most), over all rounds
+  int repeats = 3;  // rounds over the candidates; time = median of round medians
   int warmup = 3;   // untimed calls first (the checked call is one)
   // A candidate stops early after at least 3 iterations once it has used
   // this much time, or once its median is this many times the best's.

@@ -224,12 +224,12 @@ void reduce_kernel_table(const BenchOptions& o) {
   if (!cuda::available()) fail(TUTTI_ERR_UNSUPPORTED, "--op reduce-kernel: no CUDA device is available");
   const int dev = cuda::current_device();
   const cuda::DeviceProps& props = cuda::device_props(dev);
-  const unsigned blocks = cuda::max_resident_blocks(dev);
+  const unsigned sms = static_cast<unsigned>(props.sm_count);
   const size_t es = datatype_size(o.dtype);
-  std::printf("# tutti-bench --op reduce-kernel: %s (sm_%d%d, %d SMs), grid up to %u x %u threads, "
-              "dtype %s, redop %s, iters %d x 10, warmup %d\n",
-              props.name.c_str(), props.cc_major, props.cc_minor, props.sm_count, blocks,
-              cuda::kThreadsPerBlock, std::string(datatype_name(o.dtype)).c_str(),
+  std::printf("# tutti-bench --op reduce-kernel: %s (sm_%d%d, %d SMs), float32-sum grid up to "
+              "%u x %u threads, dtype %s, redop %s, iters %d x 10, warmup %d\n",
+              props.name.c_str(), props.cc_major, props.cc_minor, props.sm_count,
+              cuda::reduce_grid_blocks(size_t{1} << 30, sms), cuda::kThreadsPerBlock, std::string(datatype_name(o.dtype)).c_str(),
               std::string(op_name(o.redop)).c_str(), o.iters, o.warmup);
   std::printf("# GB/s counts bytes read + written: kernel 3 x size, copy 2 x size\n");
   const bool csv = o.format == Format::Csv;
@@ -260,7 +260,7 @@ void reduce_kernel_table(const BenchOptions& o) {
     l.type = static_cast<cuda::ElemType>(o.dtype);
     l.op = static_cast<cuda::ReduceKind>(o.redop == Op::Avg ? Op::Sum : o.redop);
     const double kernel_us = time_on_stream(stream, o.warmup, o.iters, [&] {
-      cuda::check(static_cast<cudaError_t>(cuda::enqueue_reduce(l, stream, blocks)),
+      cuda::check(static_cast<cudaError_t>(cuda::enqueue_reduce(l, stream, sms)),
                   "the reduction kernel");
     });
     const double copy_us = time_on_stream(stream, o.warmup, o.iters, [&] {

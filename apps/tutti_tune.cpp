@@ -41,7 +41,9 @@ checks each one's results, and writes a tuning file choosing the fastest.
   --step-factor F      size ratio between measurements (down from the max) [2]
   --iters N            timed iterations per candidate (at most; a candidate
                        also stops after 0.2 s, or when clearly slowest)   [100]
-  --warmup N           untimed calls per candidate (incl. the checked one) [3]
+  --warmup N           untimed calls per candidate and round               [3]
+  --repeats N          rounds over all candidates; a candidate's time is the
+                       median of its round medians                         [3]
   --chunks LIST        chunk sizes tried for pipelining algorithms    [64K,256K,1M]
   --tolerance PCT      keep the previous size's choice while it is within PCT
                        percent of the fastest (smooths noise; 0: always
@@ -115,6 +117,8 @@ TuneOptions parse_options(int argc, char** argv, bool print_help) {
       o.measure.iters = static_cast<int>(parse_int(value(), arg, 1, 100000));
     } else if (arg == "--warmup") {
       o.measure.warmup = static_cast<int>(parse_int(value(), arg, 1, 100000));
+    } else if (arg == "--repeats") {
+      o.measure.repeats = static_cast<int>(parse_int(value(), arg, 1, 1000));
     } else if (arg == "--chunks") {
       o.measure.chunks.clear();
       for (const std::string& c : split_list(value())) o.measure.chunks.push_back(parse_bytes(c, arg));
@@ -352,7 +356,9 @@ int run(Comm& comm, const TuneOptions& o, const std::string& command_line) {
       "sizes ", format_size(nominal.front()), " to ",
       format_size(budget_stop ? largest_measured : nominal.back()), " (x", o.step_factor,
       "), warm-up ", o.measure.warmup, ", up to ", o.measure.iters,
-      " iterations per candidate, each the slowest\nrank's time; median. Every candidate's results were checked first.\n",
+      " iterations per candidate in ", o.measure.repeats,
+      " interleaved rounds;\neach iteration the slowest rank's time; the median of the round medians.\n",
+      "Every candidate's results were checked first.\n",
       "A rule keeps its choice while that is within ", o.tolerance * 100,
       "% of the fastest (--tolerance).\n",
       budget_stop ? "The time budget ended the run before the largest size asked for.\n" : "",

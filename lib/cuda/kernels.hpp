@@ -24,14 +24,19 @@ struct ReduceLaunch {
   ReduceKind op = ReduceKind::Sum;
 };
 
-// Enqueues out0[i] (and out1[i]) = a[i] op b[i], i < count, on `stream`, in a
-// grid of at most `max_blocks` blocks. out0 may be exactly a or b; any
-// other overlap is not allowed. Nothing is launched for count 0.
-int enqueue_reduce(const ReduceLaunch& r, CUstream_st* stream, unsigned max_blocks);
+// Enqueues out0[i] (and out1[i]) = a[i] op b[i], i < count, on `stream`.
+// The grid is what `sm_count` multiprocessors hold at once of this kernel
+// (its occupancy, asked of the runtime once per kernel), or less for small
+// inputs. out0 may be exactly a or b; any other overlap is not allowed.
+// Nothing is launched for count 0.
+int enqueue_reduce(const ReduceLaunch& r, CUstream_st* stream, unsigned sm_count);
 
 // Enqueues out[i] = in[i] / divisor (integers truncate), i < count. out may
 // be exactly in.
 int enqueue_divide(void* out, const void* in, size_t count, ElemType type, int divisor,
-                   CUstream_st* stream, unsigned max_blocks);
+                   CUstream_st* stream, unsigned sm_count);
+
+// The grid a launch of `count` float32 sums would get (for tutti-bench).
+unsigned reduce_grid_blocks(size_t count, unsigned sm_count);
 
 }  // namespace tutti::cuda

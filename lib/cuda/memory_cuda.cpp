@@ -40,16 +40,16 @@ bool overlaps(const void* a, const void* b, size_t bytes) {
   return x < y + bytes && y < x + bytes;
 }
 
-// Where the kernels run: tutti's stream of the current device and the
-// number of blocks that fill it.
+// Where the kernels run: tutti's stream of the current device, and its
+// multiprocessor count (the grid size follows from it).
 struct Launch {
   cudaStream_t stream = nullptr;
-  unsigned max_blocks = 1;
+  unsigned sm_count = 1;
 };
 bool launch_target(Launch& l, const char* what) {
   try {
     l.stream = cuda::stream();
-    l.max_blocks = cuda::max_resident_blocks(cuda::current_device());
+    l.sm_count = static_cast<unsigned>(cuda::device_props(cuda::current_device()).sm_count);
     return true;
   } catch (const Error&) {
     cuda::note_error(cudaErrorInvalidDevice, what);
@@ -148,7 +148,7 @@ void local_reduce(void* dst, const void* a, const void* b, size_t count, Datatyp
   r.count = count;
   r.type = elem_type(dt);
   r.op = reduce_kind(op);
-  const int e = cuda::enqueue_reduce(r, l.stream, l.max_blocks);
+  const int e = cuda::enqueue_reduce(r, l.stream, l.sm_count);
   if (e != cudaSuccess) cuda::note_error(static_cast<cudaError_t>(e), "the reduction kernel");
 }
 
@@ -159,7 +159,7 @@ void local_divide(void* dst, size_t count, Datatype dt, int divisor, MemoryType 
   }
   Launch l;
   if (!launch_target(l, "a division")) return;
-  const int e = cuda::enqueue_divide(dst, dst, count, elem_type(dt), divisor, l.stream, l.max_blocks);
+  const int e = cuda::enqueue_divide(dst, dst, count, elem_type(dt), divisor, l.stream, l.sm_count);
   if (e != cudaSuccess) cuda::note_error(static_cast<cudaError_t>(e), "the division kernel");
 }
 

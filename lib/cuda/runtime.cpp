@@ -6,7 +6,6 @@
 #include <mutex>
 #include <vector>
 
-#include "cuda/kernels.hpp"
 
 namespace tutti::cuda {
 namespace {
@@ -94,12 +93,6 @@ const DeviceProps& device_props(int device) {
     s.props_ready = true;
   }
   return s.props;
-}
-
-unsigned max_resident_blocks(int device) {
-  const DeviceProps& p = device_props(device);
-  const unsigned per_sm = static_cast<unsigned>(p.max_threads_per_sm) / kThreadsPerBlock;
-  return static_cast<unsigned>(p.sm_count) * (per_sm > 0 ? per_sm : 1);
 }
 
 cudaStream_t stream() {

@@ -49,9 +49,6 @@ struct DeviceProps {
 };
 // Cached per device; throws Error.
 const DeviceProps& device_props(int device);
-// How many blocks of kThreadsPerBlock threads are resident on the whole
-// device at once: the grid size of the elementwise kernels.
-unsigned max_resident_blocks(int device);
 
 // tutti's stream on the current device: created on first use with
 // cudaStreamNonBlocking (no implicit synchronisation with the legacy default
