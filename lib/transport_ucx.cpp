@@ -1,5 +1,6 @@
 #include "transport_ucx.hpp"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "mpi_types.hpp"
@@ -68,6 +69,22 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors)
 
   ucp_config_t* config = nullptr;
   check_ucs(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
+  // Rendezvous by put, not get: with get (UCX's default for shared memory
+  // and CMA) the sender's request completes only once the receiver's
+  // acknowledgement arrives, and a receiver whose receive has completed may
+  // leave that acknowledgement queued in its worker (its shared-memory queue
+  // was full) and never progress again: it returned to the user, who now
+  // waits in an MPI call for the sender, which waits for the ack. Seen as
+  // 1-in-5 hangs of 8 MiB tree allreduces on 5 oversubscribed ranks. With
+  // put, each side's completion means it owes the other nothing. A user's
+  // UCX_RNDV_SCHEME still wins.
+  if (std::getenv("UCX_RNDV_SCHEME") == nullptr) {
+    const ucs_status_t s = ucp_config_modify(config, "RNDV_SCHEME", "put_zcopy");
+    if (s != UCS_OK) {
+      ucp_config_release(config);
+      check_ucs(s, "ucp_config_modify(RNDV_SCHEME=put_zcopy)");
+    }
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
   params.features = UCP_FEATURE_TAG;
