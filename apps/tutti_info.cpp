@@ -13,6 +13,7 @@
 #include "config.hpp"
 #include "dispatch.hpp"
 #include "host_reduce.hpp"
+#include "node_memory.hpp"
 #include "status.hpp"
 #include "tuning_file.hpp"
 #include "tutti/tutti.h"
@@ -141,7 +142,12 @@ int explain(const ExplainRequest& q) {
       load_user_tuning(cfg.tune, cfg.tuning_file, cfg.tuning_strict, JobShape::of(topo));
   const std::string tuning_text = tuning.describe();
   for (const std::string& w : tuning.warnings) std::printf("warning:    %s\n", w.c_str());
-  const Dispatcher dispatcher(std::move(tuning.table), topo);
+  Dispatcher dispatcher(std::move(tuning.table), topo);
+  // A one-node job gets a shared segment of this size (as tutti_comm_create
+  // allocates it), so the shared-memory algorithms are candidates.
+  if (q.nodes == 1 && q.ranks > 1)
+    dispatcher.set_shared_bytes(cfg.shm_bytes < 0 ? default_node_memory_bytes(q.ranks)
+                                                  : static_cast<size_t>(cfg.shm_bytes));
 
   CollArgs a;
   a.coll = q.coll;
