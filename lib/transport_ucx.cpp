@@ -1,6 +1,5 @@
 #include "transport_ucx.hpp"
 
-#include <cstdlib>
 #include <cstring>
 
 #include "mpi_types.hpp"
@@ -9,8 +8,10 @@ namespace tutti {
 namespace {
 
 // The source rank sits above tutti's 41 tag bits, so a receive from one peer
-// never matches a message from another.
+// never matches a message from another; the top bit marks acknowledgements.
 constexpr int kSourceShift = 41;
+constexpr int kSourceBits = 22;
+constexpr ucp_tag_t kAckFlag = ucp_tag_t{1} << 63;
 constexpr ucp_tag_t kFullMask = ~ucp_tag_t{0};
 
 void check_ucs(ucs_status_t s, const char* what) {
@@ -63,27 +64,18 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors)
     : comm_(comm), peer_errors_(peer_errors) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &nranks_);
-  if (nranks_ >= (1 << (64 - kSourceShift)))
-    fail(TUTTI_ERR_UNSUPPORTED, "the UCX transport supports up to ", 1 << (64 - kSourceShift),
-         " ranks");
+  if (nranks_ > (1 << kSourceBits))
+    fail(TUTTI_ERR_UNSUPPORTED, "the UCX transport supports up to ", 1 << kSourceBits, " ranks");
 
   ucp_config_t* config = nullptr;
   check_ucs(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
-  // Rendezvous by put, not get: with get (UCX's default for shared memory
-  // and CMA) the sender's request completes only once the receiver's
-  // acknowledgement arrives, and a receiver whose receive has completed may
-  // leave that acknowledgement queued in its worker (its shared-memory queue
-  // was full) and never progress again: it returned to the user, who now
-  // waits in an MPI call for the sender, which waits for the ack. Seen as
-  // 1-in-5 hangs of 8 MiB tree allreduces on 5 oversubscribed ranks. With
-  // put, each side's completion means it owes the other nothing. A user's
-  // UCX_RNDV_SCHEME still wins.
-  if (std::getenv("UCX_RNDV_SCHEME") == nullptr) {
-    const ucs_status_t s = ucp_config_modify(config, "RNDV_SCHEME", "put_zcopy");
-    if (s != UCS_OK) {
-      ucp_config_release(config);
-      check_ucs(s, "ucp_config_modify(RNDV_SCHEME=put_zcopy)");
-    }
+  // UCX's rendezvous threshold is pinned to tutti's acknowledgement
+  // threshold (see UcxTransport::kAckBytes): every message UCX may send by
+  // rendezvous must be acknowledged.
+  const ucs_status_t thresh = ucp_config_modify(config, "RNDV_THRESH", std::to_string(kAckBytes).c_str());
+  if (thresh != UCS_OK) {
+    ucp_config_release(config);
+    check_ucs(thresh, "ucp_config_modify(RNDV_THRESH)");
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
@@ -169,30 +161,167 @@ ucp_ep_h UcxTransport::endpoint(int peer) {
   return ep;
 }
 
-Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType,
+// A message that is acknowledged (see kAckBytes): done once its own UCX
+// request and the acknowledgement (received, for a send; sent, for a
+// receive) are.
+struct UcxTransport::AckedOp {
+  UcxTransport* transport = nullptr;
+  Completion* user = nullptr;
+  int peer = 0;
+  ucp_tag_t ack_tag = 0;          // the acknowledgement's full UCX tag
+  void* message_request = nullptr;  // while the message runs
+  void* ack_request = nullptr;      // a send's acknowledgement receive, while it runs
+  int running = 0;                // UCX requests of this operation still running
+  bool ack_due = false;           // a receive's message is in; its ack is not yet posted
+  bool cancelled = false;
+  bool finished = false;
+  ucs_status_t status = UCS_OK;   // the first failure
+  size_t bytes = 0;
+};
+
+namespace {
+
+char ack_byte = 0;  // acknowledgements carry no data; UCX wants a buffer anyway
+
+void note(UcxTransport::AckedOp* op, ucs_status_t status) {
+  if (status != UCS_OK && op->status == UCS_OK) op->status = status;
+}
+
+void on_acked_send_done(void* request, ucs_status_t status, void* user_data) {
+  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
+  op->message_request = nullptr;
+  note(op, status);
+  --op->running;
+  op->transport->settle(op);
+  ucp_request_free(request);
+}
+
+void on_ack_received(void* request, ucs_status_t status, const ucp_tag_recv_info_t*,
+                     void* user_data) {
+  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
+  op->ack_request = nullptr;
+  note(op, status);
+  --op->running;
+  op->transport->settle(op);
+  ucp_request_free(request);
+}
+
+void on_acked_recv_done(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                        void* user_data) {
+  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
+  op->message_request = nullptr;
+  op->bytes = info ? info->length : 0;
+  note(op, status);
+  // A truncated message was still delivered: its sender waits for the ack.
+  if ((status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED) && !op->cancelled)
+    op->transport->ack_later(op);
+  --op->running;
+  op->transport->settle(op);
+  ucp_request_free(request);
+}
+
+void on_ack_sent(void* request, ucs_status_t status, void* user_data) {
+  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
+  note(op, status);
+  --op->running;
+  op->transport->settle(op);
+  ucp_request_free(request);
+}
+
+}  // namespace
+
+bool UcxTransport::needs_ack(size_t bytes, MemoryType mem) {
+  // UCX picks its own protocols for device memory: acknowledge them all.
+  return bytes >= kAckBytes || mem != MemoryType::Host;
+}
+
+void UcxTransport::ack_later(AckedOp* op) {
+  op->ack_due = true;
+  acks_due_.push_back(op);
+}
+
+void UcxTransport::settle(AckedOp* op) {
+  if (op->finished || op->running > 0 || op->ack_due) return;
+  op->finished = true;
+  ++finished_ops_;
+  if (op->user) {
+    complete(op->user, op->status, op->bytes);
+    op->user = nullptr;
+  }
+}
+
+UcxTransport::AckedOp* UcxTransport::new_acked_op(int peer, ucp_tag_t ack_tag, Completion* c) {
+  auto op = std::make_unique<AckedOp>();
+  op->transport = this;
+  op->user = c;
+  op->peer = peer;
+  op->ack_tag = ack_tag;
+  acked_.push_back(std::move(op));
+  return acked_.back().get();
+}
+
+Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType mem,
                           Completion* c) {
   if (peer < 0 || peer >= nranks_)
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
   ucp_ep_h ep = endpoint(peer);
   if (!ep) return TUTTI_ERR_TRANSPORT;
+  const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(rank_) << kSourceShift);
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  param.cb.send = on_send_done;
-  param.user_data = c;
-  const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(rank_) << kSourceShift);
-  void* req = ucp_tag_send_nbx(ep, buf, bytes, ucx_tag, &param);
-  if (req == nullptr) {
-    complete(c, UCS_OK, bytes);
-  } else if (UCS_PTR_IS_ERR(req)) {
-    return set_last_error(map_status(UCS_PTR_STATUS(req)),
-                          str("UCX send to rank ", peer, ": ", ucs_status_string(UCS_PTR_STATUS(req))));
-  } else if (!c->done) {
-    c->handle = req;
+  if (!needs_ack(bytes, mem)) {
+    param.cb.send = on_send_done;
+    param.user_data = c;
+    void* req = ucp_tag_send_nbx(ep, buf, bytes, ucx_tag, &param);
+    if (req == nullptr) {
+      complete(c, UCS_OK, bytes);
+    } else if (UCS_PTR_IS_ERR(req)) {
+      return set_last_error(map_status(UCS_PTR_STATUS(req)), str("UCX send to rank ", peer, ": ",
+                                                                 ucs_status_string(UCS_PTR_STATUS(req))));
+    } else if (!c->done) {
+      c->handle = req;
+    }
+    return TUTTI_SUCCESS;
   }
+
+  // The acknowledgement's receive goes first: it may arrive soon after.
+  AckedOp* op = new_acked_op(peer, tag | kAckFlag | (static_cast<ucp_tag_t>(peer) << kSourceShift), c);
+  ucp_request_param_t ack_param{};
+  ack_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                           UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  ack_param.cb.recv = on_ack_received;
+  ack_param.user_data = op;
+  void* ack = ucp_tag_recv_nbx(worker_, &ack_byte, 0, op->ack_tag, kFullMask, &ack_param);
+  if (UCS_PTR_IS_ERR(ack)) {
+    op->user = nullptr;
+    settle(op);
+    return set_last_error(map_status(UCS_PTR_STATUS(ack)),
+                          str("UCX receive of an acknowledgement from rank ", peer, ": ",
+                              ucs_status_string(UCS_PTR_STATUS(ack))));
+  }
+  op->ack_request = ack;
+  ++op->running;
+  param.cb.send = on_acked_send_done;
+  param.user_data = op;
+  void* req = ucp_tag_send_nbx(ep, buf, bytes, ucx_tag, &param);
+  if (UCS_PTR_IS_ERR(req)) {
+    // Nothing was sent: withdraw the acknowledgement's receive.
+    op->user = nullptr;
+    op->cancelled = true;
+    ucp_request_cancel(worker_, op->ack_request);
+    return set_last_error(map_status(UCS_PTR_STATUS(req)), str("UCX send to rank ", peer, ": ",
+                                                               ucs_status_string(UCS_PTR_STATUS(req))));
+  }
+  if (req != nullptr) {
+    op->message_request = req;
+    ++op->running;
+  }
+  op->bytes = bytes;
+  if (!c->done) c->handle = op;
   return TUTTI_SUCCESS;
 }
 
-Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType,
+Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem,
                           Completion* c) {
   if (peer < 0 || peer >= nranks_)
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
@@ -201,24 +330,89 @@ Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  param.cb.recv = on_recv_done;
-  param.user_data = c;
   const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(peer) << kSourceShift);
+  AckedOp* op = nullptr;
+  if (needs_ack(bytes, mem)) {
+    op = new_acked_op(peer, tag | kAckFlag | (static_cast<ucp_tag_t>(rank_) << kSourceShift), c);
+    param.cb.recv = on_acked_recv_done;
+    param.user_data = op;
+  } else {
+    param.cb.recv = on_recv_done;
+    param.user_data = c;
+  }
   void* req = ucp_tag_recv_nbx(worker_, buf, bytes, ucx_tag, kFullMask, &param);
   if (UCS_PTR_IS_ERR(req)) {
+    if (op) {
+      op->user = nullptr;
+      settle(op);
+    }
     const ucs_status_t s = UCS_PTR_STATUS(req);
     return set_last_error(map_status(s),
                           str("UCX receive from rank ", peer, ": ", ucs_status_string(s)));
   }
-  if (!c->done) c->handle = req;
+  if (op) {
+    op->message_request = req;
+    ++op->running;
+    c->handle = op;
+  } else if (!c->done) {
+    c->handle = req;
+  }
   return TUTTI_SUCCESS;
 }
 
-int UcxTransport::progress() { return static_cast<int>(ucp_worker_progress(worker_)); }
+void UcxTransport::post_due_acks() {
+  std::vector<AckedOp*> due;
+  due.swap(acks_due_);
+  for (AckedOp* op : due) {
+    if (!op->ack_due) continue;  // cancelled meanwhile
+    op->ack_due = false;
+    ucp_ep_h ep = endpoint(op->peer);
+    if (!ep) {
+      note(op, UCS_ERR_UNREACHABLE);
+    } else {
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+      param.cb.send = on_ack_sent;
+      param.user_data = op;
+      void* req = ucp_tag_send_nbx(ep, &ack_byte, 0, op->ack_tag, &param);
+      if (UCS_PTR_IS_ERR(req)) note(op, UCS_PTR_STATUS(req));
+      else if (req != nullptr) ++op->running;
+    }
+    settle(op);
+  }
+}
+
+int UcxTransport::progress() {
+  int events = static_cast<int>(ucp_worker_progress(worker_));
+  if (!acks_due_.empty()) {
+    events += static_cast<int>(acks_due_.size());
+    post_due_acks();
+  }
+  if (finished_ops_ > 0) {
+    std::erase_if(acked_, [](const std::unique_ptr<AckedOp>& op) {
+      return op->finished && op->running == 0;
+    });
+    finished_ops_ = 0;
+  }
+  return events;
+}
 
 void UcxTransport::cancel(Completion* c) {
+  if (c->done || !c->handle) return;
+  for (const std::unique_ptr<AckedOp>& op : acked_) {
+    if (op.get() != c->handle) continue;
+    // Its requests complete through their callbacks (a send cannot be
+    // cancelled; it completes or fails on its own); no ack is sent any more.
+    op->cancelled = true;
+    op->ack_due = false;
+    if (op->message_request) ucp_request_cancel(worker_, op->message_request);
+    if (op->ack_request) ucp_request_cancel(worker_, op->ack_request);
+    if (op->status == UCS_OK) op->status = UCS_ERR_CANCELED;
+    settle(op.get());
+    return;
+  }
   // The callback (with UCS_ERR_CANCELED) marks the completion done.
-  if (!c->done && c->handle) ucp_request_cancel(worker_, c->handle);
+  ucp_request_cancel(worker_, c->handle);
 }
 
 bool UcxTransport::supports(MemoryType mem) const {

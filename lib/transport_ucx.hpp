@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <ucp/api/ucp.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,26 @@ class UcxTransport : public Transport {
   void cancel(Completion* c) override;
   bool supports(MemoryType mem) const override;
 
+  // Messages of at least this many bytes (and all device-memory messages)
+  // are acknowledged by their receiver with a zero-byte message, and the
+  // send completes only when the acknowledgement arrives; UCX's rendezvous
+  // threshold is set to the same size. Why: a rendezvous ends with a UCX
+  // control message (get: the receiver's ATS; put: the sender's ATP) that
+  // may be left queued in the worker when the peer's shared-memory queue is
+  // full, after the local request has completed. A rank whose collective has
+  // completed returns to the user (who may wait in an MPI call) and stops
+  // progressing the worker, so the control message never leaves and the peer
+  // waits forever: seen as 1-in-5 hangs of 8 MiB tree allreduces on 5
+  // oversubscribed ranks, and in bruck allgathers. An acknowledgement is an
+  // ordinary eager message: its send completes only once it has left, after
+  // anything queued before it, and the other side is still inside tutti
+  // waiting for it.
+  static constexpr size_t kAckBytes = 16 * 1024;
+  struct AckedOp;
+  // For AckedOp's UCX callbacks.
+  void ack_later(AckedOp* op);
+  void settle(AckedOp* op);
+
   // "ucx 1.13.1; memory types: host" for tutti-info and debug logs.
   std::string describe() const;
   // UCX's own version string.
@@ -38,6 +59,9 @@ class UcxTransport : public Transport {
 
  private:
   ucp_ep_h endpoint(int peer);
+  static bool needs_ack(size_t bytes, MemoryType mem);
+  AckedOp* new_acked_op(int peer, ucp_tag_t ack_tag, Completion* c);
+  void post_due_acks();
 
   MPI_Comm comm_;
   int rank_ = 0, nranks_ = 1;
@@ -49,6 +73,9 @@ class UcxTransport : public Transport {
   uint64_t memory_types_ = 0;         // UCS_MEMORY_TYPE bits the context supports
   bool peer_errors_ = false;
   bool failed_peer_ = false;
+  std::vector<std::unique_ptr<AckedOp>> acked_;  // acknowledged messages in flight
+  std::vector<AckedOp*> acks_due_;                // receives whose ack is to be sent
+  size_t finished_ops_ = 0;                       // finished entries of acked_ to drop
 };
 
 }  // namespace tutti

@@ -180,3 +180,38 @@ TEST_CASE("statistics count calls, fallbacks and cached schedules", "[api]") {
 }
 
 }  // namespace tutti::testing
+
+namespace tutti::testing {
+
+// A rank whose collective has completed goes on to MPI calls and stops
+// progressing tutti's UCX worker. Nothing the others still need from it may
+// be left queued there (rendezvous control messages were: 1-in-5 hangs of
+// 8 MiB tree allreduces on 5 oversubscribed ranks). Large pipelined
+// collectives back to back with an MPI barrier between them, on every rank
+// count the suite runs; a regression shows as a timeout.
+TEST_CASE("large collectives followed by MPI calls never leave a peer waiting", "[api]") {
+  const int p = world_size();
+  const size_t n = size_t{2} << 20;  // 8 MiB of float32
+  std::vector<float> in(n, 1.0f), out(n);
+  std::vector<float> block(n / static_cast<size_t>(p), 1.0f);
+  bool ok = true;
+  for (const char* algo : {"tree", "ring"}) {
+    REQUIRE(tutti_comm_force_algorithm(world(), "allreduce", algo) == TUTTI_SUCCESS);
+    // all_ranks (an MPI_Allreduce) is the MPI call, and stops every rank
+    // at the first failure anywhere.
+    for (int i = 0; i < 20 && ok; ++i)
+      ok = all_ranks(tutti_allreduce(in.data(), out.data(), n, TUTTI_FLOAT32, TUTTI_SUM,
+                                     world()) == TUTTI_SUCCESS &&
+                     out[n - 1] == static_cast<float>(p));
+  }
+  REQUIRE(tutti_comm_force_algorithm(world(), "allreduce", nullptr) == TUTTI_SUCCESS);
+  REQUIRE(tutti_comm_force_algorithm(world(), "allgather", "bruck") == TUTTI_SUCCESS);
+  for (int i = 0; i < 20 && ok; ++i)
+    ok = all_ranks(tutti_allgather(block.data(), out.data(), block.size(), TUTTI_FLOAT32,
+                                   world()) == TUTTI_SUCCESS);
+  REQUIRE(tutti_comm_force_algorithm(world(), "allgather", nullptr) == TUTTI_SUCCESS);
+  INFO(tutti_last_error());
+  CHECK(ok);
+}
+
+}  // namespace tutti::testing
