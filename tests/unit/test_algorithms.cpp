@@ -1,5 +1,5 @@
 // Every registered algorithm, run by the real engine over the simulated
-// network for every rank count 1..33 and a few far larger, on counts that
+// network for every rank count 1..64 and a few far larger, on counts that
 // are 0, 1, primes, smaller and larger than the rank count, in place and not,
 // at several roots, with every datatype x op combination at small scale, and
 // forced into small pipeline chunks so the multi-chunk paths run too.
