@@ -89,6 +89,7 @@ void check_no_overlap(const void* a, size_t a_bytes, const void* b, size_t b_byt
 
 // Starts the collective; blocking when req is null.
 int run(Comm& c, CollArgs& args, const void* in, void* out, tutti_request_t* req) {
+  c.check_agreement(args);
   // Each buffer's memory type, looked up once per call (in place, the two
   // are one buffer). Mixed host and device buffers are allowed: the call
   // then runs on the device.
@@ -108,7 +109,8 @@ int run(Comm& c, CollArgs& args, const void* in, void* out, tutti_request_t* req
 
 // Zero-element collectives complete at once, without communication, on
 // every rank alike (the count is the same everywhere).
-int done_at_once(tutti_request_t* req, Comm& c) {
+int done_at_once(tutti_request_t* req, Comm& c, const CollArgs& args) {
+  c.check_agreement(args);
   if (req) *req = new tutti_request{nullptr, &c};
   return TUTTI_SUCCESS;
 }
@@ -126,7 +128,7 @@ int allreduce(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t
     check_buffer(in, count, "sendbuf", fn);
     check_buffer(recvbuf, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, count * a.elem_size(), recvbuf, count * a.elem_size(), fn);
-    if (count == 0) return done_at_once(req, c);
+    if (count == 0) return done_at_once(req, c, a);
     return run(c, a, in, recvbuf, req);
   });
 }
@@ -149,7 +151,7 @@ int reduce(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t dt
     check_buffer(in, count, "sendbuf", fn);
     if (is_root) check_buffer(out, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, count * a.elem_size(), out, count * a.elem_size(), fn);
-    if (count == 0) return done_at_once(req, c);
+    if (count == 0) return done_at_once(req, c, a);
     return run(c, a, in, out, req);
   });
 }
@@ -163,7 +165,7 @@ int bcast(void* buf, size_t count, tutti_datatype_t dt, int root, tutti_comm_t c
     CollArgs a{.coll = Collective::Bcast, .count = count, .dtype = Datatype(dt), .root = root};
     check_count(count, "count", a.dtype, 1, fn);
     check_buffer(buf, count, "buf", fn);
-    if (count == 0) return done_at_once(req, c);
+    if (count == 0) return done_at_once(req, c, a);
     return run(c, a, nullptr, buf, req);
   });
 }
@@ -182,7 +184,7 @@ int allgather(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t
                                 : sendbuf;
     check_buffer(in, count, "sendbuf", fn);
     if (!a.in_place) check_no_overlap(in, block, recvbuf, block * static_cast<size_t>(c.size()), fn);
-    if (count == 0) return done_at_once(req, c);
+    if (count == 0) return done_at_once(req, c, a);
     return run(c, a, in, recvbuf, req);
   });
 }
@@ -201,7 +203,7 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount, tutti_d
     check_buffer(in, recvcount, "sendbuf", fn);
     check_buffer(recvbuf, recvcount, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, block * static_cast<size_t>(c.size()), recvbuf, block, fn);
-    if (recvcount == 0) return done_at_once(req, c);
+    if (recvcount == 0) return done_at_once(req, c, a);
     return run(c, a, in, recvbuf, req);
   });
 }
@@ -225,7 +227,7 @@ int gather(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t dt
                                 : sendbuf;
     check_buffer(in, count, "sendbuf", fn);
     if (!a.in_place) check_no_overlap(in, block, out, block * static_cast<size_t>(c.size()), fn);
-    if (count == 0) return done_at_once(req, c);
+    if (count == 0) return done_at_once(req, c, a);
     return run(c, a, in, out, req);
   });
 }
@@ -250,7 +252,7 @@ int scatter(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t d
                            : recvbuf;
     check_buffer(out, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, block * static_cast<size_t>(c.size()), out, block, fn);
-    if (count == 0) return done_at_once(req, c);
+    if (count == 0) return done_at_once(req, c, a);
     return run(c, a, in, out, req);
   });
 }
@@ -268,7 +270,7 @@ int alltoall(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t 
     check_buffer(in, count, "sendbuf", fn);
     check_buffer(recvbuf, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, bytes, recvbuf, bytes, fn);
-    if (count == 0) return done_at_once(req, c);
+    if (count == 0) return done_at_once(req, c, a);
     return run(c, a, in, recvbuf, req);
   });
 }

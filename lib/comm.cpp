@@ -108,6 +108,7 @@ Comm::Comm(MPI_Comm mpi_comm)
     transport_ = std::move(staging);
   }
 #endif
+  if (config_.check) signature_check_ = std::make_unique<SignatureCheck>(mpi_comm_);
   if (topology().nnodes == 1 && size_ > 1) {
     const size_t bytes = config_.shm_bytes < 0 ? default_node_memory_bytes(size_)
                                                : static_cast<size_t>(config_.shm_bytes);
@@ -378,6 +379,20 @@ Status Comm::wait(Operation& op, double timeout_s) {
     return set_last_error(op.status(), str(op.description(), ": ", op.error()));
   }
   return TUTTI_SUCCESS;
+}
+
+void Comm::check_agreement(const CollArgs& args) {
+  if (!signature_check_) return;
+  if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
+  try {
+    signature_check_->agree(args, config_.timeout_s);
+  } catch (const Error& e) {
+    if (e.status() == TUTTI_ERR_TIMEOUT) {
+      failed_ = true;
+      failure_ = e.what();
+    }
+    throw;
+  }
 }
 
 void Comm::force_algorithm(Collective coll, std::string name) {

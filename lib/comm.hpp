@@ -18,6 +18,7 @@
 #include "node_memory.hpp"
 #include "operation.hpp"
 #include "scratch.hpp"
+#include "signature_check.hpp"
 #include "transport.hpp"
 #include "tutti_config.h"
 #if TUTTI_HAVE_CUDA
@@ -81,6 +82,10 @@ class Comm {
   // Set once a call timed out or the transport failed: every later call
   // fails fast instead of waiting on a peer that may be gone.
   bool failed() const { return failed_; }
+  // TUTTI_CHECK: agrees with the other ranks on this call (see
+  // signature_check.hpp) before it starts, zero-count calls included.
+  // Throws Error; a timeout marks the communicator failed.
+  void check_agreement(const CollArgs& args);
   const std::string& failure() const { return failure_; }
 
   size_t operations_in_flight() const { return active_.size() + shm_waiting_.size(); }
@@ -147,6 +152,7 @@ class Comm {
   std::string_view last_algorithm_ = "";
   std::set<std::pair<int, int>> logged_decisions_;  // (collective, log2 size bucket)
   bool failed_ = false;
+  std::unique_ptr<SignatureCheck> signature_check_;  // TUTTI_CHECK=1 only
   std::string failure_;
 };
 
