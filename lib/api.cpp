@@ -388,6 +388,13 @@ int tutti_comm_destroy(tutti_comm_t comm) {
   });
 }
 
+int tutti_comm_abort(tutti_comm_t comm) {
+  return guarded([&] {
+    comm_of(comm, "tutti_comm_abort").abort();
+    return TUTTI_SUCCESS;
+  });
+}
+
 int tutti_comm_rank(tutti_comm_t comm, int* rank) {
   return guarded([&] {
     Comm& c = comm_of(comm, "tutti_comm_rank");
@@ -543,7 +550,10 @@ int tutti_test(tutti_request_t* req, int* done) {
     }
     tutti_request* r = *req;
     r->comm->progress();
-    if (!r->op->finished()) return TUTTI_SUCCESS;
+    if (!r->op->finished()) {
+      r->comm->poll_remote_abort();
+      return TUTTI_SUCCESS;
+    }
     *done = 1;
     const Status st = r->op->status();
     std::string message = str(r->op->description(), ": ", r->op->error());

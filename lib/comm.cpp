@@ -109,6 +109,9 @@ Comm::Comm(MPI_Comm mpi_comm)
   }
 #endif
   if (config_.check) signature_check_ = std::make_unique<SignatureCheck>(mpi_comm_);
+  abort_channel_ = std::make_unique<AbortChannel>(mpi_comm_);
+  if (!config_.trace_prefix.empty())
+    recorder_ = std::make_unique<FlightRecorder>(config_.trace_prefix, rank_, size_);
   if (topology().nnodes == 1 && size_ > 1) {
     const size_t bytes = config_.shm_bytes < 0 ? default_node_memory_bytes(size_)
                                                : static_cast<size_t>(config_.shm_bytes);
@@ -261,6 +264,7 @@ std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const
   }
 #endif
   if (!op) op = start_plan(in_args, plan, label, in, out, MemoryType::Host);
+  on_started(*op, message_bytes(in_args, size_));
   if (plan.schedule && plan.schedule->uses_shared) {
     if (shm_holder_ && !shm_holder_->finished()) {
       shm_waiting_.push_back(op);  // progress() starts it when the segment is free
@@ -268,7 +272,8 @@ std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const
     }
     shm_holder_ = op;
   }
-  if (!op->poll()) active_.push_back(op);  // posts the first round now
+  if (op->poll()) on_finished(*op);  // posts the first round now
+  else active_.push_back(op);
   return op;
 }
 
@@ -296,7 +301,9 @@ std::shared_ptr<Operation> Comm::start_point_to_point(bool is_send, void* buf, s
   }
 #endif
   if (!op) op = start(buf, buf);
-  if (!op->poll()) active_.push_back(op);
+  on_started(*op, bytes);
+  if (op->poll()) on_finished(*op);
+  else active_.push_back(op);
   return op;
 }
 
@@ -324,6 +331,7 @@ int Comm::progress() {
   // Operations may complete in any order; keep the others.
   for (size_t i = 0; i < active_.size();) {
     if (active_[i]->poll()) {
+      on_finished(*active_[i]);
       active_[i] = std::move(active_.back());
       active_.pop_back();
     } else {
@@ -334,7 +342,8 @@ int Comm::progress() {
   while (!shm_waiting_.empty() && (!shm_holder_ || shm_holder_->finished())) {
     shm_holder_ = std::move(shm_waiting_.front());
     shm_waiting_.pop_front();
-    if (!shm_holder_->poll()) active_.push_back(shm_holder_);
+    if (shm_holder_->poll()) on_finished(*shm_holder_);
+    else active_.push_back(shm_holder_);
   }
   return events;
 }
@@ -351,6 +360,8 @@ Status Comm::wait(Operation& op, double timeout_s) {
     } else if (++idle > config_.spin_before_yield) {
       // Do not burn a core another rank may need (oversubscribed jobs).
       sched_yield();
+      // Stuck, perhaps because another rank aborted: ask now and then.
+      if ((idle & 63) == 0 && poll_remote_abort()) continue;
     }
     if (timeout_s > 0 && (++iterations & 63) == 0 &&
         std::chrono::duration<double>(Clock::now() - start).count() > timeout_s) {
@@ -364,6 +375,7 @@ Status Comm::wait(Operation& op, double timeout_s) {
       failure_ = message;
       // Let the transport release the buffers before returning them.
       for (int spins = 0; !op.finished() && spins < 1000000; ++spins) progress();
+      if (recorder_) recorder_->write(message);
       return set_last_error(TUTTI_ERR_TIMEOUT, message);
     }
   }
@@ -379,6 +391,44 @@ Status Comm::wait(Operation& op, double timeout_s) {
     return set_last_error(op.status(), str(op.description(), ": ", op.error()));
   }
   return TUTTI_SUCCESS;
+}
+
+void Comm::on_started(Operation& op, size_t bytes) {
+  if (recorder_) op.trace_id = recorder_->started(op.label(), bytes);
+}
+
+void Comm::on_finished(Operation& op) {
+  if (recorder_) recorder_->finished(op.trace_id, op.status());
+}
+
+void Comm::fail_everything(Status why, const std::string& message) {
+  failed_ = true;
+  failure_ = message;
+  // Queued shared-memory operations never started: they finish at once.
+  for (auto& op : shm_waiting_) {
+    op->cancel(why, message);
+    active_.push_back(op);
+  }
+  shm_waiting_.clear();
+  for (auto& op : active_) op->cancel(why, message);
+}
+
+void Comm::abort() {
+  if (!failed_ || failure_.rfind("aborted", 0) != 0)
+    fail_everything(TUTTI_ERR_TRANSPORT, str("aborted by tutti_comm_abort on rank ", rank_));
+  abort_channel_->notify_all();
+  if (recorder_) recorder_->write(failure_);
+}
+
+bool Comm::poll_remote_abort() {
+  const std::optional<int> from = abort_channel_->poll();
+  if (!from) return false;
+  if (failure_.rfind("aborted", 0) != 0) {
+    fail_everything(TUTTI_ERR_TRANSPORT,
+                    str("aborted: rank ", *from, " called tutti_comm_abort"));
+    if (recorder_) recorder_->write(failure_);
+  }
+  return true;
 }
 
 void Comm::check_agreement(const CollArgs& args) {

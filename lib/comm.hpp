@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "config.hpp"
+#include "abort_channel.hpp"
 #include "dispatch.hpp"
+#include "flight_recorder.hpp"
 #include "node_memory.hpp"
 #include "operation.hpp"
 #include "scratch.hpp"
@@ -87,6 +89,12 @@ class Comm {
   // Throws Error; a timeout marks the communicator failed.
   void check_agreement(const CollArgs& args);
   const std::string& failure() const { return failure_; }
+  // tutti_comm_abort: fails every operation in flight and every later one
+  // here, and tells the other ranks, whose communicators do the same when
+  // they next wait idle.
+  void abort();
+  // Whether another rank aborted; if so, aborts here too. For idle waits.
+  bool poll_remote_abort();
 
   size_t operations_in_flight() const { return active_.size() + shm_waiting_.size(); }
 
@@ -153,6 +161,13 @@ class Comm {
   std::set<std::pair<int, int>> logged_decisions_;  // (collective, log2 size bucket)
   bool failed_ = false;
   std::unique_ptr<SignatureCheck> signature_check_;  // TUTTI_CHECK=1 only
+  std::unique_ptr<AbortChannel> abort_channel_;
+  std::unique_ptr<FlightRecorder> recorder_;  // TUTTI_TRACE only
+  // Ends `why` for every operation in flight; marks the communicator failed.
+  void fail_everything(Status why, const std::string& message);
+  // Bookkeeping when an operation has started or finished.
+  void on_started(Operation& op, size_t bytes);
+  void on_finished(Operation& op);
   std::string failure_;
 };
 

@@ -43,6 +43,9 @@ class Operation {
   const std::string& error() const { return error_; }
   // "allreduce #12 (ring)": for debug and error messages.
   std::string description() const { return label_.to_string(); }
+  const OpLabel& label() const { return label_; }
+  // The communicator's flight-recorder entry (TUTTI_TRACE), 0 if none.
+  uint64_t trace_id = 0;
 
  protected:
   // One step of progress; true once finished. Called only until it is.

@@ -1,0 +1,219 @@
+// Faults in real jobs, each bounded in time: with TUTTI_CHECK=1 mismatched
+// counts, collectives, roots, datatypes, ops and alltoallv counts give
+// TUTTI_ERR_MISMATCH on every rank, naming the ranks and values; a rank that
+// skips a collective makes the others time out (TUTTI_TIMEOUT), with or
+// without the check, naming it where they can; tutti_comm_abort fails the
+// operations of every rank; TUTTI_TRACE leaves each rank's last operations
+// in a file. (A rank killed mid-collective: tests/faults/dead_peer.sh.)
+#include <catch2/catch.hpp>
+#include <stdlib.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mpi_harness.hpp"
+#include "status.hpp"
+
+namespace tutti::testing {
+namespace {
+
+// A communicator made with extra environment variables (TUTTI_TIMEOUT 3 s
+// unless given), which are restored after.
+using EnvList = std::vector<std::pair<std::string, std::string>>;
+struct FaultComm {
+  tutti_comm_t comm = nullptr;
+  explicit FaultComm(EnvList env = {{"TUTTI_CHECK", "1"}}) {
+    env.emplace_back("TUTTI_TIMEOUT", "3");
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved;
+    for (const auto& [name, value] : env) {
+      if (std::any_of(saved.begin(), saved.end(), [&](const auto& s) { return s.first == name; }))
+        continue;  // the first value given wins
+      const char* old = getenv(name.c_str());
+      saved.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      setenv(name.c_str(), value.c_str(), 1);
+    }
+    const int st = tutti_comm_create(MPI_COMM_WORLD, &comm);
+    for (const auto& [name, old] : saved) {
+      if (old) setenv(name.c_str(), old->c_str(), 1);
+      else unsetenv(name.c_str());
+    }
+    REQUIRE(all_ranks(st == TUTTI_SUCCESS));
+  }
+  ~FaultComm() { tutti_comm_destroy(comm); }
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool has(const std::string& text, const std::string& piece) {
+  return text.find(piece) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("TUTTI_CHECK turns mismatched calls into TUTTI_ERR_MISMATCH on every rank", "[check]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c;
+  std::vector<float> in(1000, 1.0f), out(1000 * static_cast<size_t>(p));
+
+  // Matching calls run (and zero-count calls are checked too).
+  CHECK(all_ranks(tutti_allreduce(in.data(), out.data(), 100, TUTTI_FLOAT32, TUTTI_SUM, c.comm) ==
+                  TUTTI_SUCCESS && out[99] == static_cast<float>(p)));
+  CHECK(all_ranks(tutti_allreduce(in.data(), out.data(), 0, TUTTI_FLOAT32, TUTTI_SUM, c.comm) ==
+                  TUTTI_SUCCESS));
+
+  // Counts: the last rank passes one element fewer (a zero count on rank 0).
+  int st = tutti_allreduce(in.data(), out.data(), me == p - 1 ? 99 : (me == 0 ? 0 : 100),
+                           TUTTI_FLOAT32, TUTTI_SUM, c.comm);
+  std::string e = tutti_last_error();
+  INFO(e);
+  CHECK(all_ranks(st == TUTTI_ERR_MISMATCH));
+  CHECK(all_ranks(has(e, "count:") && has(e, str("99 on rank ", p - 1)) && has(e, "0 on rank 0")));
+
+  // Collectives: rank 0 broadcasts while the others allreduce.
+  st = me == 0 ? tutti_bcast(in.data(), 10, TUTTI_FLOAT32, 0, c.comm)
+               : tutti_allreduce(in.data(), out.data(), 10, TUTTI_FLOAT32, TUTTI_SUM, c.comm);
+  e = tutti_last_error();
+  CHECK(all_ranks(st == TUTTI_ERR_MISMATCH));
+  CHECK(all_ranks(has(e, "collective:") && has(e, "bcast on rank 0")));
+
+  // Roots.
+  st = tutti_reduce(in.data(), out.data(), 10, TUTTI_FLOAT32, TUTTI_SUM, me == 1 ? 0 : 1, c.comm);
+  e = tutti_last_error();
+  CHECK(all_ranks(st == TUTTI_ERR_MISMATCH));
+  CHECK(all_ranks(has(e, "root:") && has(e, "0 on rank 1")));
+
+  // Datatypes and ops.
+  st = tutti_allreduce(in.data(), out.data(), 10, me == 0 ? TUTTI_INT32 : TUTTI_FLOAT32,
+                       me == 1 ? TUTTI_MAX : TUTTI_SUM, c.comm);
+  e = tutti_last_error();
+  CHECK(all_ranks(st == TUTTI_ERR_MISMATCH));
+  CHECK(all_ranks(has(e, "datatype: int32 on rank 0") && has(e, "op:") && has(e, "max on rank 1")));
+
+  // alltoallv: rank 0 expects one element more from rank 1 than it sends.
+  std::vector<size_t> counts(static_cast<size_t>(p), 2), recv_counts = counts, displs(counts.size());
+  for (size_t i = 0; i < displs.size(); ++i) displs[i] = 2 * i;
+  if (me == 0) recv_counts[1] = 3;
+  std::vector<size_t> rdispls(counts.size());
+  for (size_t i = 1; i < rdispls.size(); ++i) rdispls[i] = rdispls[i - 1] + recv_counts[i - 1];
+  st = tutti_alltoallv(in.data(), counts.data(), displs.data(), out.data(), recv_counts.data(),
+                       rdispls.data(), TUTTI_FLOAT32, c.comm);
+  e = tutti_last_error();
+  CHECK(all_ranks(st == TUTTI_ERR_MISMATCH));
+  CHECK(all_ranks(has(e, "rank 0 expects 3 elements from rank 1, which sends it 2")));
+
+  // After all that, the communicator still works.
+  CHECK(all_ranks(tutti_allreduce(in.data(), out.data(), 100, TUTTI_FLOAT32, TUTTI_SUM, c.comm) ==
+                  TUTTI_SUCCESS && out[0] == static_cast<float>(p)));
+}
+
+TEST_CASE("TUTTI_CHECK: a rank that skips a collective makes the others time out", "[check]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c;
+  const int skipper = p - 1;
+  const double t0 = MPI_Wtime();
+  int st = TUTTI_SUCCESS;
+  if (me != skipper) st = tutti_barrier(c.comm);
+  const std::string e = tutti_last_error();
+  const double waited = MPI_Wtime() - t0;
+  INFO(e);
+  CHECK(all_ranks(me == skipper || (st == TUTTI_ERR_TIMEOUT && has(e, "never made") &&
+                                     waited >= 2.5 && waited < 30)));
+  // The skipper arrives late: its check completes the others' (abandoned)
+  // agreement, and its barrier times out alone. The others' communicator is
+  // marked failed: later calls fail at once.
+  if (me == skipper) CHECK(tutti_barrier(c.comm) == TUTTI_ERR_TIMEOUT);
+  else CHECK(tutti_barrier(c.comm) == TUTTI_ERR_TRANSPORT);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace tutti::testing
+
+namespace tutti::testing {
+
+TEST_CASE("without TUTTI_CHECK a skipped collective times out, naming the missing rank", "[faults]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  const std::string prefix = str("/tmp/tutti-trace-", getppid());
+  std::string trace_path;
+  {
+    FaultComm c(EnvList{{"TUTTI_TRACE", prefix}});
+    const int skipper = p - 1;
+    std::vector<float> in(16, 1.0f), out(16);
+    REQUIRE(all_ranks(tutti_allreduce(in.data(), out.data(), 16, TUTTI_FLOAT32, TUTTI_SUM,
+                                      c.comm) == TUTTI_SUCCESS));
+    int st = TUTTI_SUCCESS;
+    std::string e;
+    const double t0 = MPI_Wtime();
+    if (me != skipper) {
+      st = tutti_barrier(c.comm);
+      e = tutti_last_error();
+    }
+    const double waited = MPI_Wtime() - t0;
+    INFO(e);
+    CHECK(all_ranks(me == skipper || (st == TUTTI_ERR_TIMEOUT && has(e, "barrier #1") &&
+                                       has(e, "timed out after 3 s") && waited < 30)));
+    // Each rank names whom it waits for; the skipper's neighbours name it.
+    int named = has(e, str("still waiting for rank(s) ")) && has(e, std::to_string(skipper));
+    MPI_Allreduce(MPI_IN_PLACE, &named, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    CHECK(named);
+  }
+  // Written again at destroy; find this rank's file (comm index varies).
+  bool found = false;
+  for (int k = 0; k < 64 && !found; ++k) {
+    const std::string text = read_file(str(prefix, ".rank", me, ".comm", k));
+    if (!has(text, "allreduce #0")) continue;
+    found = true;
+    INFO(text);
+    CHECK(has(text, "rank " + std::to_string(me) + " of " + std::to_string(p)));
+    CHECK(has(text, "done"));
+    if (me != p - 1) CHECK(has(text, "barrier #1"));
+    if (me != p - 1) CHECK(has(text, "failed: "));
+    std::remove(str(prefix, ".rank", me, ".comm", k).c_str());
+  }
+  CHECK(all_ranks(found));
+}
+
+TEST_CASE("tutti_comm_abort fails the operations of every rank", "[faults]") {
+  const int p = world_size(), me = world_rank();
+  FaultComm c(EnvList{{"TUTTI_TIMEOUT", "60"}});
+  std::vector<float> in(1000, 1.0f), out(1000);
+  if (me == 0) {
+    // The others are (or will be) waiting in their allreduce.
+    usleep(200000);
+    CHECK(tutti_comm_abort(c.comm) == TUTTI_SUCCESS);
+    CHECK(tutti_comm_abort(c.comm) == TUTTI_SUCCESS);  // again: harmless
+    const int st = tutti_allreduce(in.data(), out.data(), 1000, TUTTI_FLOAT32, TUTTI_SUM, c.comm);
+    CHECK(st == TUTTI_ERR_TRANSPORT);
+    CHECK(has(tutti_last_error(), "aborted by tutti_comm_abort on rank 0"));
+  } else {
+    const double t0 = MPI_Wtime();
+    int st = tutti_allreduce(in.data(), out.data(), 1000, TUTTI_FLOAT32, TUTTI_SUM, c.comm);
+    const std::string e = tutti_last_error();
+    INFO(e);
+    CHECK(st == TUTTI_ERR_TRANSPORT);
+    CHECK(has(e, "rank 0 called tutti_comm_abort"));
+    CHECK(MPI_Wtime() - t0 < 30);
+    // Later operations fail at once, non-blocking ones included.
+    tutti_request_t req = nullptr;
+    st = tutti_ibarrier(c.comm, &req);
+    CHECK(st == TUTTI_ERR_TRANSPORT);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  (void)p;
+}
+
+}  // namespace tutti::testing
