@@ -365,8 +365,11 @@ Status Comm::wait(Operation& op, double timeout_s) {
     }
     if (timeout_s > 0 && (++iterations & 63) == 0 &&
         std::chrono::duration<double>(Clock::now() - start).count() > timeout_s) {
+      std::vector<int> waiting = op.waiting_for();  // one entry per message
+      std::sort(waiting.begin(), waiting.end());
+      waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
       std::string peers;
-      for (int p : op.waiting_for()) peers += str(peers.empty() ? "" : ", ", p);
+      for (int p : waiting) peers += str(peers.empty() ? "" : ", ", p);
       const std::string message =
           str(op.description(), " timed out after ", timeout_s, " s on rank ", rank_,
               peers.empty() ? std::string() : str("; still waiting for rank(s) ", peers));
