@@ -8,6 +8,10 @@
 
 #include "host_reduce_kernels.hpp"
 
+#if TUTTI_X86_KERNELS
+#include <cpuid.h>
+#endif
+
 namespace tutti {
 namespace {
 
@@ -24,11 +28,20 @@ std::optional<Isa> parse_isa(std::string_view name) {
 // The best table this binary has and this CPU can run. The checks cover
 // every -m flag the ISA's TU is compiled with, since the compiler may use any
 // of them anywhere in it (libgcc also checks that the OS saves the state).
+#if TUTTI_X86_KERNELS
+// F16C straight from CPUID (leaf 1, ECX bit 29): clang's
+// __builtin_cpu_supports does not know "f16c".
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+}
+#endif
+
 Isa best_isa() {
 #if TUTTI_X86_KERNELS
   __builtin_cpu_init();
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-                    __builtin_cpu_supports("f16c");
+                    cpu_has_f16c();
   const bool avx512 = avx2 && __builtin_cpu_supports("avx512f") &&
                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
                       __builtin_cpu_supports("avx512dq");

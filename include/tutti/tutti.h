@@ -26,7 +26,16 @@ extern "C" {
 #define TUTTI_VERSION_MINOR 1
 #define TUTTI_VERSION_PATCH 0
 
-typedef enum {
+/* In C++ the enums have int as their underlying type, so that any int a
+ * caller passes (an invalid datatype, say) is a value tutti can reject
+ * rather than undefined behaviour; the ABI is that of int either way. */
+#ifdef __cplusplus
+#define TUTTI_ENUM_BASE : int
+#else
+#define TUTTI_ENUM_BASE
+#endif
+
+typedef enum TUTTI_ENUM_BASE {
   TUTTI_SUCCESS = 0,
   TUTTI_ERR_INVALID_ARGUMENT,
   TUTTI_ERR_UNSUPPORTED,
@@ -37,7 +46,7 @@ typedef enum {
   TUTTI_ERR_INTERNAL
 } tutti_status_t;
 
-typedef enum {
+typedef enum TUTTI_ENUM_BASE {
   TUTTI_INT8,
   TUTTI_UINT8,
   TUTTI_INT32,
@@ -52,7 +61,7 @@ typedef enum {
 
 /* TUTTI_AVG is the sum divided by the number of ranks (integers: truncating
  * division of the sum, which wraps like the type's own arithmetic). */
-typedef enum { TUTTI_SUM, TUTTI_PROD, TUTTI_MIN, TUTTI_MAX, TUTTI_AVG } tutti_op_t;
+typedef enum TUTTI_ENUM_BASE { TUTTI_SUM, TUTTI_PROD, TUTTI_MIN, TUTTI_MAX, TUTTI_AVG } tutti_op_t;
 
 typedef struct tutti_comm *tutti_comm_t;
 typedef struct tutti_request *tutti_request_t;

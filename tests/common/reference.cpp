@@ -183,13 +183,15 @@ std::vector<Bytes> reference_outputs(const std::vector<CollArgs>& per_rank,
         // input); otherwise the output starts zeroed.
         out[r] = Bytes(buffer_shape(ar, r, p).output_bytes, 0);
         if (ar.in_place)
-          std::memcpy(out[r].data(), inputs[r].data(), std::min(inputs[r].size(), out[r].size()));
+          if (const size_t n = std::min(inputs[r].size(), out[r].size()); n > 0)
+            std::memcpy(out[r].data(), inputs[r].data(), n);
         for (int s = 0; s < p; ++s) {
           const CollArgs& as = per_rank[s];
           const size_t n = as.send_counts[r] * es;
           if (n != ar.recv_counts[s] * es) fail(TUTTI_ERR_INTERNAL, "inconsistent alltoallv layout");
-          std::memcpy(out[r].data() + ar.recv_displs[s] * es,
-                      inputs[s].data() + as.send_displs[r] * es, n);
+          if (n > 0)  // empty vectors may have null data()
+            std::memcpy(out[r].data() + ar.recv_displs[s] * es,
+                        inputs[s].data() + as.send_displs[r] * es, n);
         }
       }
       break;

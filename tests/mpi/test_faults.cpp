@@ -32,7 +32,8 @@ struct FaultComm {
   explicit FaultComm(EnvList env = {{"TUTTI_CHECK", "1"}}) {
     env.emplace_back("TUTTI_TIMEOUT", "3");
     std::vector<std::pair<std::string, std::optional<std::string>>> saved;
-    for (const auto& [name, value] : env) {
+    for (const auto& [name_, value] : env) {
+      const std::string& name = name_;  // clang 14 lambdas cannot capture bindings
       if (std::any_of(saved.begin(), saved.end(), [&](const auto& s) { return s.first == name; }))
         continue;  // the first value given wins
       const char* old = getenv(name.c_str());

@@ -74,7 +74,8 @@ SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>&
       // Input lives inside the output; the output is larger or equal.
       const InPlaceLayout where = in_place_layout(a, r);
       rk.output = Bytes(std::max(shape.output_bytes, shape.input_bytes), fill);
-      std::memcpy(rk.output.data() + where.offset, inputs[r].data(), inputs[r].size());
+      if (!inputs[r].empty())  // an empty vector's data() may be null
+        std::memcpy(rk.output.data() + where.offset, inputs[r].data(), inputs[r].size());
       bufs.output = rk.output.data();
       bufs.input = rk.output.data() + where.offset;
     } else {

@@ -309,7 +309,8 @@ TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
          "TUTTI_TUNE 'alltoallv:4K-:pairwise': alltoallv rules are matched at size 0 (alltoallv "
          "sizes differ between ranks), so bytes '4K-' never matches; use \"0-\""},
     };
-    for (const auto& [text, message] : cases) {
+    for (const auto& c : cases) {
+      const std::string text = c.first, message = c.second;  // lambdas cannot capture bindings in clang 14
       INFO("TUTTI_TUNE=" << text);
       const std::string e = normalize(error_of([&] { parse_tune_string(text, true); }));
       CHECK(e == str("TUTTI_TUNE: 1 error (TUTTI_TUNING_STRICT=0 turns them into warnings that "

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The sanitizer and fuzzing checks (CI runs them after the test suite):
+#  1. builds tutti with clang, AddressSanitizer and UndefinedBehaviorSanitizer
+#     (build-sanitize/, -Db_sanitize=address,undefined, -Dfuzz=true, no CUDA);
+#  2. runs the unit tests there, and the mpirun tests on 2 and 3 ranks over
+#     both transports;
+#  3. runs each libFuzzer target (tests/fuzz) for FUZZ_SECONDS (default 30)
+#     from its seed corpus; a crash leaves its input in build-sanitize/fuzz-*.
+# Ends with "N passed, N failed" like scripts/test.sh.
+#   ASan's leak checker runs on the unit tests and fuzzers; under mpirun it is
+#   off (Open MPI and UCX keep allocations until exit by design).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
+missing=()
+for p in clang libclang-rt-14-dev; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+. scripts/mpi-env.sh
+build=build-sanitize
+passed=0 failed=0
+step() {  # step NAME COMMAND...: runs, counts, prints a line
+  local name=$1; shift
+  local log=$build/sanitize-$name.log
+  if "$@" >"$log" 2>&1; then
+    passed=$((passed + 1)); echo "ok    $name"
+  else
+    failed=$((failed + 1)); echo "FAIL  $name (log: $log)"; tail -30 "$log" | sed 's/^/      /'
+  fi
+}
+if [ ! -f $build/build.ninja ]; then
+  CXX=clang++ CC=clang meson setup $build -Db_sanitize=address,undefined -Db_lundef=false \
+    -Dfuzz=true -Dcuda=disabled -Dbuildtype=debugoptimized >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
+fi
+ninja -C $build >/dev/null || { echo "FAIL build"; echo "0 passed, 1 failed"; exit 1; }
+
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
+for area in reduce patterns schedule tuning config algorithms; do
+  step "unit-$area" $build/tests/unit/tutti-unit-tests "[$area]"
+done
+for transport in ucx mpi; do
+  for np in 2 3; do
+    step "mpi-np$np-$transport" env ASAN_OPTIONS=detect_leaks=0 mpirun -np $np --oversubscribe \
+      --bind-to none -x ASAN_OPTIONS -x UBSAN_OPTIONS -x TUTTI_TRANSPORT=$transport \
+      -x TUTTI_TIMEOUT=120 $build/tests/mpi/tutti-mpi-tests
+  done
+done
+seconds=${FUZZ_SECONDS:-30}
+for target in tuning_file environment; do
+  corpus=$build/fuzz-corpus-$target
+  rm -rf "$corpus"; mkdir -p "$corpus"
+  cp tests/fuzz/corpus/$target/* "$corpus"/
+  step "fuzz-$target" $build/tests/fuzz/fuzz-$target -max_total_time=$seconds -timeout=10 \
+    -artifact_prefix=$build/fuzz-$target- "$corpus"
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
