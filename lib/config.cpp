@@ -81,8 +81,14 @@ Config Config::from_environment(bool have_ucx) {
     }
   }
   if (const char* v = env("TUTTI_TIMEOUT")) cfg.timeout_s = parse_number("TUTTI_TIMEOUT", v, 0);
-  if (const char* v = env("TUTTI_SPIN"))
-    cfg.spin_before_yield = static_cast<int>(parse_number("TUTTI_SPIN", v, 0));
+  if (const char* v = env("TUTTI_SPIN")) {
+    // An int must hold it (found by fuzzing: 2.7e14 overflowed the cast).
+    constexpr double kMaxSpin = 1e9;
+    const double spin = parse_number("TUTTI_SPIN", v, 0);
+    if (spin > kMaxSpin)
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_SPIN='", v, "': at most ", kMaxSpin, " polls");
+    cfg.spin_before_yield = static_cast<int>(spin);
+  }
   for (Collective c : kAllCollectives) {
     const std::string name = algo_env_name(c);
     const char* v = env(name.c_str());

@@ -157,6 +157,10 @@ TEST_CASE("config: transport, timeout and other values", "[config]") {
   env.set("TUTTI_TIMEOUT", std::nullopt);
   env.set("TUTTI_SPIN", "10");
   CHECK(Config::from_environment(true).spin_before_yield == 10);
+  // Found by fuzzing: a huge value overflowed the conversion to int.
+  env.set("TUTTI_SPIN", "266666666666600");
+  CHECK(error_of() == "TUTTI_SPIN='266666666666600': at most 1e+09 polls");
+  env.set("TUTTI_SPIN", std::nullopt);
   env.set("TUTTI_CHECK", "sometimes");
   CHECK(error_of() == "TUTTI_CHECK='sometimes': expected 1/0, yes/no, true/false or on/off");
 }
