@@ -417,8 +417,10 @@ void Comm::fail_everything(Status why, const std::string& message) {
 }
 
 void Comm::abort() {
-  if (!failed_ || failure_.rfind("aborted", 0) != 0)
+  if (!aborted_) {
+    aborted_ = true;
     fail_everything(TUTTI_ERR_TRANSPORT, str("aborted by tutti_comm_abort on rank ", rank_));
+  }
   abort_channel_->notify_all();
   if (recorder_) recorder_->write(failure_);
 }
@@ -426,7 +428,8 @@ void Comm::abort() {
 bool Comm::poll_remote_abort() {
   const std::optional<int> from = abort_channel_->poll();
   if (!from) return false;
-  if (failure_.rfind("aborted", 0) != 0) {
+  if (!aborted_) {
+    aborted_ = true;
     fail_everything(TUTTI_ERR_TRANSPORT,
                     str("aborted: rank ", *from, " called tutti_comm_abort"));
     if (recorder_) recorder_->write(failure_);

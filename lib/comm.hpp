@@ -162,6 +162,7 @@ class Comm {
   bool failed_ = false;
   std::unique_ptr<SignatureCheck> signature_check_;  // TUTTI_CHECK=1 only
   std::unique_ptr<AbortChannel> abort_channel_;
+  bool aborted_ = false;  // here or by another rank's notice
   std::unique_ptr<FlightRecorder> recorder_;  // TUTTI_TRACE only
   // Ends `why` for every operation in flight; marks the communicator failed.
   void fail_everything(Status why, const std::string& message);
