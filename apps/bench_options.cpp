@@ -33,6 +33,11 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
                        buffers, interleaved iteration by iteration
   --memory host|cuda   where the buffers live                              [host]
   --format table|csv|json                                                  [table]
+  --soak N             instead of a sweep: N checked calls, each of a random
+                       collective, size (0 to --max-bytes, default 1M here),
+                       datatype, op, root, algorithm, in-place and blocking
+                       mode; reports wrong results and resident memory
+  --seed S             the soak's random sequence                          [1]
 
 Size = the largest buffer of one rank (nccl-tests convention): allreduce, reduce,
 bcast: the vector; allgather, gather: the gathered result; reduce_scatter,
@@ -51,6 +56,7 @@ std::vector<Collective> parse_collectives(const std::string& v) {
 
 BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help) {
   BenchOptions o;
+  bool max_bytes_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -80,6 +86,7 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.min_bytes = parse_bytes(value(), arg);
     } else if (arg == "--max-bytes") {
       o.max_bytes = parse_bytes(value(), arg);
+      max_bytes_given = true;
     } else if (arg == "--step-factor") {
       o.step_factor = parse_double(value(), arg, 1.01);
     } else if (arg == "--iters") {
@@ -103,6 +110,10 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       const auto m = parse_memory_type(v);
       if (!m) fail(TUTTI_ERR_INVALID_ARGUMENT, "--memory: expected host or cuda, got '", v, "'");
       o.memory = *m;
+    } else if (arg == "--soak") {
+      o.soak_calls = parse_int(value(), arg, 1, 1000000000);
+    } else if (arg == "--seed") {
+      o.soak_seed = static_cast<uint64_t>(parse_int(value(), arg, 0, 1ll << 62));
     } else if (arg == "--format") {
       const std::string v = value();
       if (v == "table")
@@ -117,6 +128,7 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       fail(TUTTI_ERR_INVALID_ARGUMENT, "unknown option '", arg, "' (see --help)");
     }
   }
+  if (o.soak_calls > 0 && !max_bytes_given) o.max_bytes = 1 << 20;
   if (o.min_bytes > o.max_bytes)
     fail(TUTTI_ERR_INVALID_ARGUMENT, "--min-bytes exceeds --max-bytes");
   return o;

@@ -31,6 +31,10 @@ struct BenchOptions {
   // --op reduce-kernel: time tutti's CUDA reduction kernel alone (no
   // communication) against a device-to-device copy, instead of collectives.
   bool reduce_kernel = false;
+  // --soak N: N checked calls of random collectives instead of a size sweep
+  // (sizes up to max_bytes, 1 MiB unless --max-bytes is given).
+  long soak_calls = 0;
+  uint64_t soak_seed = 1;
 };
 
 // Parses argv; prints usage and exits on --help. Throws Error on bad input.

@@ -12,6 +12,7 @@
 
 #include "bench_options.hpp"
 #include "bench_report.hpp"
+#include "bench_soak.hpp"
 #include "reference.hpp"
 #include "status.hpp"
 #include "tutti/tutti.h"
@@ -364,7 +365,8 @@ int main(int argc, char** argv) {
         tutti::apps::parse_bench_options(argc, argv, rank == 0);
     if (tutti_comm_create(MPI_COMM_WORLD, &comm) != TUTTI_SUCCESS)
       throw tutti::Error(TUTTI_ERR_INTERNAL, tutti::str("tutti_comm_create: ", tutti_last_error()));
-    rc = tutti::apps::run({comm, rank, nranks}, options);
+    rc = options.soak_calls > 0 ? tutti::apps::run_soak(comm, rank, nranks, options)
+                                : tutti::apps::run({comm, rank, nranks}, options);
   } catch (const tutti::Error& e) {
     if (rank == 0) std::fprintf(stderr, "tutti-bench: %s\n", e.what());
     rc = 2;

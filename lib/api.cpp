@@ -1,5 +1,6 @@
 // The C API: the one place where arguments are validated, in-place calls
 // are normalised, and C++ exceptions become status codes.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -8,16 +9,21 @@
 
 #include "comm.hpp"
 #include "memory.hpp"
+#include "mpi_types.hpp"
 #include "status.hpp"
 #include "tutti_config.h"
 
 struct tutti_comm {
   std::unique_ptr<tutti::Comm> impl;
+  // Requests handed out and not yet completed by tutti_wait/tutti_test: the
+  // communicator cannot be destroyed under them.
+  size_t open_requests = 0;
 };
 
 struct tutti_request {
-  std::shared_ptr<tutti::Operation> op;
-  tutti::Comm* comm;
+  std::shared_ptr<tutti::Operation> op;  // null: completed at once
+  tutti_comm* owner;
+  tutti::Comm& comm() const { return *owner->impl; }
 };
 
 namespace tutti {
@@ -45,6 +51,17 @@ bool is_in_place(const void* p) { return p == TUTTI_IN_PLACE || p == MPI_IN_PLAC
 Comm& comm_of(tutti_comm_t comm, const char* fn) {
   if (!comm || !comm->impl) invalid(str(fn, ": comm is NULL"));
   return *comm->impl;
+}
+
+tutti_request_t open_request(tutti_comm_t comm, std::shared_ptr<Operation> op) {
+  auto* r = new tutti_request{std::move(op), comm};
+  ++comm->open_requests;
+  return r;
+}
+
+void close_request(tutti_request_t r) {
+  --r->owner->open_requests;
+  delete r;
 }
 
 void check_datatype(tutti_datatype_t dt, const char* fn) {
@@ -87,8 +104,26 @@ void check_no_overlap(const void* a, size_t a_bytes, const void* b, size_t b_byt
     invalid(str(fn, ": sendbuf and recvbuf overlap; use TUTTI_IN_PLACE for in-place operation"));
 }
 
+// alltoallv: receive blocks that overlap would have two peers' data land in
+// the same place (MPI calls that erroneous too).
+void check_disjoint_blocks(const size_t* counts, const size_t* displs, size_t p, const char* what,
+                           const char* fn) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < p; ++i)
+    if (counts[i] > 0) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return displs[a] < displs[b]; });
+  for (size_t k = 1; k < order.size(); ++k) {
+    const size_t prev = order[k - 1], next = order[k];
+    if (displs[prev] + counts[prev] > displs[next])
+      invalid(str(fn, ": ", what, " blocks of ranks ", prev, " and ", next, " overlap (elements [",
+                  displs[prev], ", ", displs[prev] + counts[prev], ") and [", displs[next], ", ",
+                  displs[next] + counts[next], "))"));
+  }
+}
+
 // Starts the collective; blocking when req is null.
-int run(Comm& c, CollArgs& args, const void* in, void* out, tutti_request_t* req) {
+int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_request_t* req) {
+  Comm& c = *comm->impl;
   c.check_agreement(args);
   // Each buffer's memory type, looked up once per call (in place, the two
   // are one buffer). Mixed host and device buffers are allowed: the call
@@ -101,7 +136,7 @@ int run(Comm& c, CollArgs& args, const void* in, void* out, tutti_request_t* req
   args.memory = device ? MemoryType::Cuda : MemoryType::Host;
   std::shared_ptr<Operation> op = c.start_collective(args, in, out, in_mem, out_mem);
   if (req) {
-    *req = new tutti_request{std::move(op), &c};
+    *req = open_request(comm, std::move(op));
     return TUTTI_SUCCESS;
   }
   return c.wait(*op, c.config().timeout_s);
@@ -109,16 +144,16 @@ int run(Comm& c, CollArgs& args, const void* in, void* out, tutti_request_t* req
 
 // Zero-element collectives complete at once, without communication, on
 // every rank alike (the count is the same everywhere).
-int done_at_once(tutti_request_t* req, Comm& c, const CollArgs& args) {
-  c.check_agreement(args);
-  if (req) *req = new tutti_request{nullptr, &c};
+int done_at_once(tutti_request_t* req, tutti_comm_t comm, const CollArgs& args) {
+  comm->impl->check_agreement(args);
+  if (req) *req = open_request(comm, nullptr);
   return TUTTI_SUCCESS;
 }
 
 int allreduce(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t dt, tutti_op_t op,
               tutti_comm_t comm, tutti_request_t* req, const char* fn) {
   return guarded([&] {
-    Comm& c = comm_of(comm, fn);
+    comm_of(comm, fn);  // validates comm
     check_datatype(dt, fn);
     check_op(op, fn);
     CollArgs a{.coll = Collective::Allreduce, .count = count, .dtype = Datatype(dt), .op = Op(op)};
@@ -128,8 +163,8 @@ int allreduce(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t
     check_buffer(in, count, "sendbuf", fn);
     check_buffer(recvbuf, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, count * a.elem_size(), recvbuf, count * a.elem_size(), fn);
-    if (count == 0) return done_at_once(req, c, a);
-    return run(c, a, in, recvbuf, req);
+    if (count == 0) return done_at_once(req, comm, a);
+    return run(comm, a, in, recvbuf, req);
   });
 }
 
@@ -151,8 +186,8 @@ int reduce(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t dt
     check_buffer(in, count, "sendbuf", fn);
     if (is_root) check_buffer(out, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, count * a.elem_size(), out, count * a.elem_size(), fn);
-    if (count == 0) return done_at_once(req, c, a);
-    return run(c, a, in, out, req);
+    if (count == 0) return done_at_once(req, comm, a);
+    return run(comm, a, in, out, req);
   });
 }
 
@@ -165,8 +200,8 @@ int bcast(void* buf, size_t count, tutti_datatype_t dt, int root, tutti_comm_t c
     CollArgs a{.coll = Collective::Bcast, .count = count, .dtype = Datatype(dt), .root = root};
     check_count(count, "count", a.dtype, 1, fn);
     check_buffer(buf, count, "buf", fn);
-    if (count == 0) return done_at_once(req, c, a);
-    return run(c, a, nullptr, buf, req);
+    if (count == 0) return done_at_once(req, comm, a);
+    return run(comm, a, nullptr, buf, req);
   });
 }
 
@@ -184,8 +219,8 @@ int allgather(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t
                                 : sendbuf;
     check_buffer(in, count, "sendbuf", fn);
     if (!a.in_place) check_no_overlap(in, block, recvbuf, block * static_cast<size_t>(c.size()), fn);
-    if (count == 0) return done_at_once(req, c, a);
-    return run(c, a, in, recvbuf, req);
+    if (count == 0) return done_at_once(req, comm, a);
+    return run(comm, a, in, recvbuf, req);
   });
 }
 
@@ -203,8 +238,8 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount, tutti_d
     check_buffer(in, recvcount, "sendbuf", fn);
     check_buffer(recvbuf, recvcount, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, block * static_cast<size_t>(c.size()), recvbuf, block, fn);
-    if (recvcount == 0) return done_at_once(req, c, a);
-    return run(c, a, in, recvbuf, req);
+    if (recvcount == 0) return done_at_once(req, comm, a);
+    return run(comm, a, in, recvbuf, req);
   });
 }
 
@@ -227,8 +262,8 @@ int gather(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t dt
                                 : sendbuf;
     check_buffer(in, count, "sendbuf", fn);
     if (!a.in_place) check_no_overlap(in, block, out, block * static_cast<size_t>(c.size()), fn);
-    if (count == 0) return done_at_once(req, c, a);
-    return run(c, a, in, out, req);
+    if (count == 0) return done_at_once(req, comm, a);
+    return run(comm, a, in, out, req);
   });
 }
 
@@ -252,8 +287,8 @@ int scatter(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t d
                            : recvbuf;
     check_buffer(out, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, block * static_cast<size_t>(c.size()), out, block, fn);
-    if (count == 0) return done_at_once(req, c, a);
-    return run(c, a, in, out, req);
+    if (count == 0) return done_at_once(req, comm, a);
+    return run(comm, a, in, out, req);
   });
 }
 
@@ -270,8 +305,8 @@ int alltoall(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t 
     check_buffer(in, count, "sendbuf", fn);
     check_buffer(recvbuf, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, bytes, recvbuf, bytes, fn);
-    if (count == 0) return done_at_once(req, c, a);
-    return run(c, a, in, recvbuf, req);
+    if (count == 0) return done_at_once(req, comm, a);
+    return run(comm, a, in, recvbuf, req);
   });
 }
 
@@ -304,20 +339,21 @@ int alltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* sdisp
       check_count(sendcounts[i] + sdispls[i], "sdispls[i] + sendcounts[i]", a.dtype, 1, fn);
       check_count(recvcounts[i] + rdispls[i], "rdispls[i] + recvcounts[i]", a.dtype, 1, fn);
     }
+    check_disjoint_blocks(recvcounts, rdispls, p, "receive", fn);
     const BufferShape shape = buffer_shape(a, c.rank(), c.size());
     const void* in = a.in_place ? recvbuf : sendbuf;
     check_buffer(in, shape.input_bytes, "sendbuf", fn);
     check_buffer(recvbuf, shape.output_bytes, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, shape.input_bytes, recvbuf, shape.output_bytes, fn);
-    return run(c, a, in, recvbuf, req);
+    return run(comm, a, in, recvbuf, req);
   });
 }
 
 int barrier(tutti_comm_t comm, tutti_request_t* req, const char* fn) {
   return guarded([&] {
-    Comm& c = comm_of(comm, fn);
+    comm_of(comm, fn);  // validates comm
     CollArgs a{.coll = Collective::Barrier};
-    return run(c, a, nullptr, nullptr, req);
+    return run(comm, a, nullptr, nullptr, req);
   });
 }
 
@@ -335,7 +371,7 @@ int point_to_point(bool is_send, const void* buf, size_t count, tutti_datatype_t
     std::shared_ptr<Operation> op = c.start_point_to_point(
         is_send, const_cast<void*>(buf), count * datatype_size(Datatype(dt)), peer, tag, mem);
     if (req) {
-      *req = new tutti_request{std::move(op), &c};
+      *req = open_request(comm, std::move(op));
       return TUTTI_SUCCESS;
     }
     return c.wait(*op, c.config().timeout_s);
@@ -346,10 +382,13 @@ int wait_request(tutti_request_t* req, double timeout_s, const char* fn) {
   return guarded([&] {
     if (!req) invalid(str(fn, ": req is NULL"));
     if (!*req) return TUTTI_SUCCESS;  // MPI_REQUEST_NULL-like: nothing to wait for
-    std::unique_ptr<tutti_request> r(*req);
+    tutti_request_t r = *req;
     *req = nullptr;
-    if (!r->op) return TUTTI_SUCCESS;
-    return r->comm->wait(*r->op, timeout_s);
+    const std::shared_ptr<Operation> op = std::move(r->op);
+    Comm& c = r->comm();
+    close_request(r);
+    if (!op) return TUTTI_SUCCESS;
+    return c.wait(*op, timeout_s);
   });
 }
 
@@ -374,6 +413,9 @@ int tutti_comm_create(MPI_Comm mpi_comm, tutti_comm_t* comm) {
     if (!initialized || finalized)
       invalid("tutti_comm_create: MPI is not initialised (call MPI_Init first)");
     if (mpi_comm == MPI_COMM_NULL) invalid("tutti_comm_create: mpi_comm is MPI_COMM_NULL");
+    int inter = 0;
+    check_mpi(MPI_Comm_test_inter(mpi_comm, &inter), "MPI_Comm_test_inter");
+    if (inter) invalid("tutti_comm_create: mpi_comm is an inter-communicator (only intra-communicators are supported)");
     auto c = std::make_unique<tutti_comm>();
     c->impl = std::make_unique<Comm>(mpi_comm);
     *comm = c.release();
@@ -383,6 +425,14 @@ int tutti_comm_create(MPI_Comm mpi_comm, tutti_comm_t* comm) {
 
 int tutti_comm_destroy(tutti_comm_t comm) {
   return guarded([&] {
+    if (!comm) return TUTTI_SUCCESS;
+    if (comm->open_requests > 0)
+      invalid(str("tutti_comm_destroy: ", comm->open_requests,
+                  " request(s) of this communicator not yet completed; call tutti_wait on them first"));
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized)
+      invalid("tutti_comm_destroy: MPI is already finalised (destroy tutti communicators before MPI_Finalize)");
     delete comm;
     return TUTTI_SUCCESS;
   });
@@ -526,8 +576,7 @@ int tutti_irecv(void* buf, size_t n, tutti_datatype_t dt, int peer, int tag, tut
 }
 
 int tutti_wait(tutti_request_t* req) {
-  if (req && *req && (*req)->comm)
-    return wait_request(req, (*req)->comm->config().timeout_s, "tutti_wait");
+  if (req && *req) return wait_request(req, (*req)->comm().config().timeout_s, "tutti_wait");
   return wait_request(req, 0, "tutti_wait");
 }
 
@@ -543,21 +592,21 @@ int tutti_test(tutti_request_t* req, int* done) {
     if (!done) invalid("tutti_test: done is NULL");
     *done = 0;
     if (!*req || !(*req)->op) {
-      delete *req;
+      if (*req) close_request(*req);
       *req = nullptr;
       *done = 1;
       return TUTTI_SUCCESS;
     }
     tutti_request* r = *req;
-    r->comm->progress();
+    r->comm().progress();
     if (!r->op->finished()) {
-      r->comm->poll_remote_abort();
+      r->comm().poll_remote_abort();
       return TUTTI_SUCCESS;
     }
     *done = 1;
     const Status st = r->op->status();
     std::string message = str(r->op->description(), ": ", r->op->error());
-    delete r;
+    close_request(r);
     *req = nullptr;
     if (st != TUTTI_SUCCESS) return set_last_error(st, message);
     return TUTTI_SUCCESS;

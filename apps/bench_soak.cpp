@@ -1,0 +1,197 @@
+#include "bench_soak.hpp"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "algos/registry.hpp"
+#include "reference.hpp"
+#include "status.hpp"
+#include "user_call.hpp"
+
+namespace tutti::apps {
+namespace {
+
+using testing::Bytes;
+
+// Resident set size of this process, from /proc/self/statm.
+long resident_kib() {
+  std::ifstream statm("/proc/self/statm");
+  long pages_total = 0, pages_resident = 0;
+  if (!(statm >> pages_total >> pages_resident)) return -1;
+  return pages_resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// Every rank draws the same sequence, so all agree on each call without
+// communicating.
+class SharedRandom {
+ public:
+  explicit SharedRandom(uint64_t seed) : state_(seed) {}
+  uint64_t next() { return testing::mix(state_++); }
+  size_t below(size_t n) { return static_cast<size_t>(next() % n); }
+  bool coin() { return next() & 1; }
+
+ private:
+  uint64_t state_;
+};
+
+// One soak call, as every rank sees it.
+struct SoakCall {
+  CollArgs args;           // this rank's
+  std::string algorithm;   // "" = the dispatcher's choice
+  bool in_place_requested = false;
+  bool nonblocking = false;
+  uint64_t data_seed = 0;
+};
+
+// Message sizes log-uniform from 0 to max_bytes, so that small, medium and
+// large calls are all frequent.
+uint64_t random_bytes(SharedRandom& rng, uint64_t max_bytes) {
+  int top = 0;
+  while ((uint64_t{1} << (top + 1)) <= max_bytes) ++top;
+  const size_t e = rng.below(static_cast<size_t>(top) + 2);
+  if (e == 0) return 0;
+  const uint64_t lo = uint64_t{1} << (e - 1);
+  return std::min(max_bytes, lo + rng.next() % lo);
+}
+
+SoakCall draw_call(SharedRandom& rng, int nranks, uint64_t max_bytes) {
+  SoakCall call;
+  CollArgs& a = call.args;
+  a.coll = kAllCollectives[rng.below(kNumCollectives)];
+  a.dtype = kAllDatatypes[rng.below(kNumDatatypes)];
+  a.op = kAllOps[rng.below(kNumOps)];
+  a.root = static_cast<int>(rng.below(static_cast<size_t>(nranks)));
+  if (a.coll != Collective::Barrier)
+    a.count = count_for_message_bytes(a.coll, random_bytes(rng, max_bytes), a.dtype, nranks);
+  const std::vector<const algos::Algorithm*> algos = algos::algorithms_for(a.coll);
+  const size_t pick = rng.below(algos.size() + 1);  // one more: the dispatcher
+  call.algorithm = pick < algos.size() ? std::string(algos[pick]->name) : "";
+  call.in_place_requested = a.coll != Collective::Bcast && a.coll != Collective::Barrier && rng.coin();
+  call.nonblocking = rng.coin();
+  call.data_seed = rng.next();
+  return call;
+}
+
+// Rank q's arguments for `call` (in place only where MPI allows it).
+CollArgs args_of_rank(const SoakCall& call, int q) {
+  CollArgs a = call.args;
+  a.in_place = call.in_place_requested && (!has_root(a.coll) || q == a.root);
+  return a;
+}
+
+struct CallResult {
+  long wrong = 0;
+  std::string error;
+};
+
+CallResult run_checked(tutti_comm_t comm, int rank, int nranks, const SoakCall& call) {
+  const int p = nranks;
+  // alltoallv: every rank's layout (rank q's counts depend on q), with
+  // counts averaging the drawn count.
+  std::vector<testing::AlltoallvLayout> layouts;
+  std::vector<CollArgs> per_rank;
+  for (int q = 0; q < p; ++q) {
+    per_rank.push_back(args_of_rank(call, q));
+    if (call.args.coll == Collective::Alltoallv)
+      layouts.push_back(testing::alltoallv_layout(q, p, call.args.count, call.data_seed,
+                                                  call.in_place_requested));
+  }
+  if (!layouts.empty())
+    for (int q = 0; q < p; ++q) layouts[q].attach(per_rank[q]);
+
+  std::vector<Bytes> inputs;
+  for (int q = 0; q < p; ++q) {
+    const BufferShape s = buffer_shape(per_rank[q], q, p);
+    size_t n = per_rank[q].coll == Collective::Bcast ? s.output_bytes : s.input_bytes;
+    if (per_rank[q].coll == Collective::Scatter && q != per_rank[q].root) n = 0;
+    inputs.push_back(testing::make_input(per_rank[q], q, p, n, call.data_seed));
+  }
+  const Bytes want = testing::reference_outputs(per_rank, inputs)[rank];
+
+  CallResult result;
+  const CollArgs& mine = per_rank[rank];
+  const std::string coll_name(collective_name(mine.coll));
+  if (tutti_comm_force_algorithm(comm, coll_name.c_str(), call.algorithm.c_str()) != TUTTI_SUCCESS) {
+    result.error = str("force ", call.algorithm, ": ", tutti_last_error());
+    return result;
+  }
+  testing::UserBuffers bufs(mine, rank, p);
+  bufs.set_input(inputs[rank]);
+  const int st = testing::call_tutti(mine, bufs.sendbuf(), bufs.recvbuf(), comm, call.nonblocking);
+  if (st != TUTTI_SUCCESS) {
+    result.error = str(tutti_strerror(st), ": ", tutti_last_error());
+    return result;
+  }
+  const Bytes got = bufs.output();
+  const size_t es = mine.elem_size();
+  if (got.size() != want.size()) {
+    result.wrong = static_cast<long>(std::max(got.size(), want.size()) / es) + 1;
+  } else {
+    for (size_t i = 0; i < got.size(); i += es)
+      if (std::memcmp(got.data() + i, want.data() + i, es) != 0) ++result.wrong;
+  }
+  return result;
+}
+
+long max_over_ranks(long v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return v;
+}
+
+}  // namespace
+
+int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
+  const bool print = rank == 0;
+  SharedRandom rng(o.soak_seed);
+  const long rss_start = max_over_ranks(resident_kib());
+  // Scratch buffers and cached schedules grow until every kind of call has
+  // been seen at its largest size; "warm" is measured after that point.
+  const long warm_at = std::min<long>(o.soak_calls, std::max<long>(1, o.soak_calls / 10));
+  long rss_warm = rss_start, wrong_total = 0, failed_calls = 0, wrong_calls = 0;
+  if (print)
+    std::printf("# tutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu\n",
+                o.soak_calls, nranks, static_cast<unsigned long long>(o.max_bytes),
+                static_cast<unsigned long long>(o.soak_seed));
+  const double t0 = MPI_Wtime();
+  for (long i = 1; i <= o.soak_calls; ++i) {
+    const SoakCall call = draw_call(rng, nranks, o.max_bytes);
+    const CallResult r = run_checked(comm, rank, nranks, call);
+    // Agree on the outcome, so that a failure is reported once, by rank 0.
+    long outcome[2] = {r.wrong, r.error.empty() ? 0 : 1};
+    MPI_Allreduce(MPI_IN_PLACE, outcome, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (outcome[0] > 0 || outcome[1] > 0) {
+      const CollArgs mine = args_of_rank(call, rank);
+      if (!r.error.empty() || r.wrong > 0)
+        std::fprintf(stderr, "soak call %ld on rank %d: %s algorithm=%s%s%s: %s\n", i, rank,
+                     describe(mine).c_str(), call.algorithm.empty() ? "auto" : call.algorithm.c_str(),
+                     call.nonblocking ? " nonblocking" : "",
+                     call.in_place_requested ? " in-place" : "",
+                     r.error.empty() ? str(r.wrong, " wrong elements").c_str() : r.error.c_str());
+      wrong_total += outcome[0];
+      if (outcome[0] > 0) ++wrong_calls;
+      if (outcome[1] > 0) ++failed_calls;
+    }
+    if (i == warm_at) rss_warm = max_over_ranks(resident_kib());
+    if (print && i % 1000 == 0)
+      std::printf("# %ld calls, %.1f s, %ld wrong elements, %ld failed calls\n", i,
+                  MPI_Wtime() - t0, wrong_total, failed_calls);
+  }
+  const long rss_end = max_over_ranks(resident_kib());
+  if (print) {
+    std::printf("# resident memory (largest rank): start %ld KiB, after %ld calls %ld KiB, end %ld KiB"
+                " (%+ld KiB since call %ld)\n",
+                rss_start, warm_at, rss_warm, rss_end, rss_end - rss_warm, warm_at);
+    std::printf("# %s: %ld calls in %.1f s, %ld wrong elements in %ld calls, %ld failed calls\n",
+                wrong_total || failed_calls ? "FAILED" : "Checked", o.soak_calls, MPI_Wtime() - t0,
+                wrong_total, wrong_calls, failed_calls);
+  }
+  return wrong_total || failed_calls ? 1 : 0;
+}
+
+}  // namespace tutti::apps
