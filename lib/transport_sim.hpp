@@ -4,12 +4,19 @@
 // receive of the wrong size is a mismatch, and in rendezvous mode a send only
 // completes once received, which exposes schedules that would deadlock on a
 // real network.
+//
+// Threaded mode gives each rank a thread of its own, as real ranks run
+// concurrently (the ThreadSanitizer test): the network is then locked, and a
+// completion is handed to its owner's thread through progress() rather than
+// written by the peer's thread.
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -20,13 +27,17 @@ namespace tutti {
 class SimNetwork {
  public:
   enum class Mode { Eager, Rendezvous };
-  SimNetwork(int nranks, Mode mode) : nranks_(nranks), mode_(mode) {}
+  SimNetwork(int nranks, Mode mode, bool threaded = false)
+      : nranks_(nranks), mode_(mode), threaded_(threaded), finished_(static_cast<size_t>(nranks)) {}
 
   int nranks() const { return nranks_; }
   Mode mode() const { return mode_; }
   // Messages sent and not yet received (should be 0 after a collective).
   size_t in_flight() const;
-  uint64_t messages_delivered() const { return delivered_; }
+  uint64_t messages_delivered() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return delivered_;
+  }
 
  private:
   friend class SimTransport;
@@ -43,12 +54,24 @@ class SimNetwork {
   };
   using Key = std::tuple<int, int, Tag>;  // source, destination, tag
 
-  void deliver(PendingSend& s, PendingRecv& r);
+  // A completion waiting for its owner's progress() (threaded mode).
+  struct Finished {
+    Completion* completion;
+    size_t bytes;
+    Status status;
+    std::string error;
+  };
+
+  void deliver(PendingSend& s, PendingRecv& r, int source, int destination);
+  void complete(int owner, Completion* c, size_t bytes, Status status, std::string error);
 
   int nranks_;
   Mode mode_;
+  bool threaded_;
+  mutable std::mutex mutex_;  // locked by every operation (uncontended unless threaded)
   std::map<Key, std::deque<PendingSend>> sends_;
   std::map<Key, std::deque<PendingRecv>> recvs_;
+  std::vector<std::vector<Finished>> finished_;  // per owner rank
   uint64_t delivered_ = 0;
 };
 
@@ -61,7 +84,9 @@ class SimTransport : public Transport {
   Status send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType mem,
               Completion* c) override;
   Status recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem, Completion* c) override;
-  int progress() override { return 0; }  // matching happens when posting
+  // Matching happens when posting; in threaded mode this hands over the
+  // completions other ranks' threads finished for this rank.
+  int progress() override;
   void cancel(Completion* c) override;
 
  private:

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# The sanitizer and fuzzing checks (CI runs them after the test suite):
+# The sanitizer, valgrind and fuzzing checks (CI runs them after the test
+# suite):
 #  1. builds tutti with clang, AddressSanitizer and UndefinedBehaviorSanitizer
 #     (build-sanitize/, -Db_sanitize=address,undefined, -Dfuzz=true, no CUDA);
 #  2. runs the unit tests there (the simulator sweep only with
 #     SANITIZE_ALGORITHMS=1), and the mpirun tests on 2 and 3 ranks over
 #     both transports;
-#  3. runs each libFuzzer target (tests/fuzz) for FUZZ_SECONDS (default 30)
+#  3. builds the unit tests with ThreadSanitizer (build-tsan/) and runs the
+#     [threads] tests: simulated ranks as concurrent threads over one shared
+#     segment, and independent jobs side by side;
+#  4. runs a 2-rank `tutti-bench --op all --check` under valgrind, both
+#     transports (tests/valgrind/mpi.supp silences Open MPI's PMIx);
+#  5. runs each libFuzzer target (tests/fuzz) for FUZZ_SECONDS (default 30)
 #     from its seed corpus; a crash leaves its input in build-sanitize/fuzz-*.
 # Ends with "N passed, N failed" like scripts/test.sh.
 #   ASan's leak checker runs on the unit tests and fuzzers; under mpirun it is
@@ -14,7 +20,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
 missing=()
-for p in clang libclang-rt-14-dev; do
+for p in clang libclang-rt-14-dev valgrind; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -43,7 +49,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
 # [algorithms] (every schedule on 1..64 simulated ranks) takes over 8 minutes
 # under ASan on 2 cores: set SANITIZE_ALGORITHMS=1 to include it.
-areas="reduce patterns schedule tuning config"
+areas="reduce patterns schedule tuning config threads"
 [ "${SANITIZE_ALGORITHMS:-0}" = 1 ] && areas="$areas algorithms"
 for area in $areas; do
   step "unit-$area" $build/tests/unit/tutti-unit-tests "[$area]"
@@ -53,6 +59,21 @@ for transport in ucx mpi; do
     step "mpi-np$np-$transport" env ASAN_OPTIONS=detect_leaks=0 mpirun -np $np --oversubscribe \
       --bind-to none -x ASAN_OPTIONS -x UBSAN_OPTIONS -x TUTTI_TRANSPORT=$transport \
       -x TUTTI_TIMEOUT=120 $build/tests/mpi/tutti-mpi-tests
+  done
+done
+tsan=build-tsan
+if [ ! -f $tsan/build.ninja ]; then
+  CXX=clang++ CC=clang meson setup $tsan -Db_sanitize=thread -Db_lundef=false -Dcuda=disabled \
+    -Dbuildtype=debugoptimized >/dev/null || { echo "FAIL tsan setup"; failed=$((failed + 1)); }
+fi
+step "tsan-build" ninja -C $tsan tests/unit/tutti-unit-tests
+step "tsan-threads" env TSAN_OPTIONS=halt_on_error=1 $tsan/tests/unit/tutti-unit-tests "[threads]"
+for transport in ucx mpi; do
+  for mode in "" --in-place; do
+    step "valgrind-np2-$transport${mode}" mpirun -np 2 --oversubscribe --bind-to none \
+      -x TUTTI_TRANSPORT=$transport valgrind -q --error-exitcode=1 \
+      --suppressions=tests/valgrind/mpi.supp build/apps/tutti-bench --op all --check $mode \
+      --min-bytes 8 --max-bytes 256K --step-factor 8 --iters 2 --warmup 1
   done
 done
 seconds=${FUZZ_SECONDS:-30}

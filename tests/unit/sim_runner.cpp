@@ -1,7 +1,10 @@
 #include "sim_runner.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
 
 #include "engine.hpp"
 
@@ -10,7 +13,7 @@ namespace tutti::testing {
 SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>& args,
                       const std::vector<Bytes>& inputs, const SimOptions& options) {
   const int p = static_cast<int>(args.size());
-  SimNetwork net(p, options.mode);
+  SimNetwork net(p, options.mode, options.threaded);
   SimOutcome outcome;
   struct Rank {
     std::unique_ptr<SimTransport> transport;
@@ -95,9 +98,41 @@ SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>&
     rk.run = std::make_unique<ScheduleRun>(*rk.transport, rk.schedule, bufs, 7);
   }
 
+  auto describe_waiting = [&] {
+    std::string who;
+    for (int r = 0; r < p; ++r)
+      if (!ranks[r].run->finished()) {
+        who += str(" rank ", r, " (round ", ranks[r].run->round(), ", waiting for");
+        for (int peer : ranks[r].run->waiting_for()) who += str(" ", peer);
+        who += ")";
+      }
+    return who;
+  };
+
+  if (options.threaded) {
+    // Each rank progresses its own transport and schedule, like a process.
+    std::atomic<bool> stop{false};
+    std::atomic<int> done{0};
+    std::vector<std::thread> threads;
+    for (Rank& rk : ranks)
+      threads.emplace_back([&rk, &stop, &done] {
+        while (!rk.run->finished() && !stop.load(std::memory_order_relaxed)) {
+          rk.transport->progress();
+          if (!rk.run->advance()) std::this_thread::yield();
+        }
+        done.fetch_add(1);
+      });
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration<double>(options.threaded_deadline_s);
+    while (done.load() < p && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    stop.store(true);
+    for (std::thread& t : threads) t.join();
+  }
+
   // Drive all ranks until they finish; a sweep in which no message moves and
   // nobody finishes a round means the schedules wait on each other forever.
-  for (;;) {
+  while (!options.threaded) {
     const uint64_t delivered_before = net.messages_delivered();
     bool all_done = true, moved = false;
     for (Rank& rk : ranks) {
@@ -108,14 +143,15 @@ SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>&
     }
     if (all_done) break;
     if (!moved && net.messages_delivered() == delivered_before) {
-      std::string who;
-      for (int r = 0; r < p; ++r)
-        if (!ranks[r].run->finished()) {
-          who += str(" rank ", r, " (round ", ranks[r].run->round(), ", waiting for");
-          for (int peer : ranks[r].run->waiting_for()) who += str(" ", peer);
-          who += ")";
-        }
-      outcome.error = str("deadlock:", who);
+      outcome.error = str("deadlock:", describe_waiting());
+      return outcome;
+    }
+  }
+  if (options.threaded) {
+    bool all_done = true;
+    for (Rank& rk : ranks) all_done = all_done && rk.run->finished();
+    if (!all_done) {
+      outcome.error = str("no progress in ", options.threaded_deadline_s, " s:", describe_waiting());
       return outcome;
     }
   }

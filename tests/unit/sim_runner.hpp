@@ -18,6 +18,11 @@ struct SimOptions {
   // Data bytes of the simulated node's shared segment. Small, so that the
   // shared-memory algorithms run many chunks even on small vectors.
   size_t shared_bytes = 16 * 1024;
+  // Each rank on a thread of its own, as real ranks run concurrently (the
+  // ThreadSanitizer test); a deadlock is then reported after this many
+  // seconds instead of being detected exactly.
+  bool threaded = false;
+  double threaded_deadline_s = 60;
 };
 
 struct SimOutcome {

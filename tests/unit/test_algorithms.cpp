@@ -5,6 +5,8 @@
 // forced into small pipeline chunks so the multi-chunk paths run too.
 #include <catch2/catch.hpp>
 
+#include <thread>
+
 #include "sim_runner.hpp"
 
 namespace tutti::testing {
@@ -14,6 +16,7 @@ struct Case {
   CollArgs args;
   int nranks;
   SimNetwork::Mode mode = SimNetwork::Mode::Rendezvous;
+  bool threaded = false;  // each rank on its own thread
 };
 
 std::string describe_case(const algos::Algorithm& algo, const Case& c) {
@@ -55,6 +58,7 @@ std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed,
   const std::vector<Bytes> want = reference_outputs(args, inputs);
   SimOptions options;
   options.mode = c.mode;
+  options.threaded = c.threaded;
   const SimOutcome got = run_in_sim(algo, args, inputs, options);
   if (!got.error.empty()) return got.error;
   for (int r = 0; r < p; ++r) {
@@ -175,6 +179,62 @@ TEST_CASE("every algorithm matches the reference in the simulator", "[algorithms
     if (algo.is_mpi()) continue;
     DYNAMIC_SECTION(collective_name(algo.coll) << " " << algo.name) { check_algorithm(algo); }
   }
+}
+
+// Ranks as concurrent threads over one shared segment, as processes on a
+// node: under ThreadSanitizer (scripts/sanitize.sh) this finds data races in
+// the engine, the shared-memory algorithms' flag protocol and the reductions.
+TEST_CASE("every algorithm is right with ranks running concurrently", "[threads]") {
+  uint64_t seed = 100;
+  for (const algos::Algorithm& algo : algos::all_algorithms()) {
+    if (algo.is_mpi()) continue;
+    for (int p : {2, 3, 4, 5, 8}) {
+      for (size_t count : {size_t{1}, size_t{7}, size_t{1000}, size_t{20000}}) {
+        for (bool in_place : {false, true}) {
+          if (in_place && !can_be_in_place(algo.coll)) continue;
+          Case c;
+          c.nranks = p;
+          c.threaded = true;
+          c.args.coll = algo.coll;
+          c.args.count = algo.coll == Collective::Barrier ? 0 : count;
+          c.args.dtype = count % 2 ? Datatype::Int32 : Datatype::Float32;
+          c.args.root = p - 1;
+          c.args.in_place = in_place;
+          c.args.params.chunk_bytes = count > 1000 ? 4096 : 0;
+          bool ran = false;
+          const std::string error = run_case(algo, c, ++seed, ran);
+          if (!error.empty()) FAIL(describe_case(algo, c) << " threaded: " << error);
+        }
+      }
+    }
+  }
+}
+
+// Independent jobs on different threads share nothing but tutti's global
+// state (registry, reduction dispatch, CPU feature detection).
+TEST_CASE("independent simulated jobs run side by side on threads", "[threads]") {
+  const auto algos_list = algos::all_algorithms();
+  std::vector<std::string> errors(4);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < errors.size(); ++t)
+    threads.emplace_back([&, t] {
+      uint64_t seed = 1000 * (t + 1);
+      for (size_t i = t; i < algos_list.size(); i += 2) {
+        const algos::Algorithm& algo = algos_list[i];
+        if (algo.is_mpi()) continue;
+        Case c;
+        c.nranks = 3 + static_cast<int>(t);
+        c.args.coll = algo.coll;
+        c.args.count = algo.coll == Collective::Barrier ? 0 : 513;
+        c.args.dtype = kAllDatatypes[(i + t) % kNumDatatypes];
+        c.args.op = is_reduction(algo.coll) ? kAllOps[i % kNumOps] : Op::Sum;
+        bool ran = false;
+        const std::string error = run_case(algo, c, ++seed, ran);
+        if (!error.empty() && errors[t].empty()) errors[t] = describe_case(algo, c) + ": " + error;
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (const std::string& e : errors) CHECK(e == "");
 }
 
 TEST_CASE("every collective has an mpi fallback and unique names", "[algorithms]") {
