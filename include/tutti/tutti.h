@@ -70,8 +70,12 @@ typedef struct tutti_request *tutti_request_t;
 #define TUTTI_IN_PLACE ((void *)2)
 
 /* ---- communicators ---------------------------------------------------- */
-int tutti_comm_create(MPI_Comm mpi_comm, tutti_comm_t *comm); /* collective over mpi_comm */
-int tutti_comm_destroy(tutti_comm_t comm);                     /* collective; NULL is a no-op */
+/* Collective over mpi_comm, an intra-communicator (inter-communicators are refused). */
+int tutti_comm_create(MPI_Comm mpi_comm, tutti_comm_t *comm);
+/* Collective; NULL is a no-op. Refused (TUTTI_ERR_INVALID_ARGUMENT) while
+ * requests of comm are not yet completed by tutti_wait/tutti_test, and after
+ * MPI_Finalize. */
+int tutti_comm_destroy(tutti_comm_t comm);
 int tutti_comm_rank(tutti_comm_t comm, int *rank);
 int tutti_comm_size(tutti_comm_t comm, int *size);
 /* Not collective. Every operation in flight on comm, here and (as soon as
