@@ -178,9 +178,12 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       if (outcome[1] > 0) ++failed_calls;
     }
     if (i == warm_at) rss_warm = max_over_ranks(resident_kib());
-    if (print && i % 1000 == 0)
-      std::printf("# %ld calls, %.1f s, %ld wrong elements, %ld failed calls\n", i,
-                  MPI_Wtime() - t0, wrong_total, failed_calls);
+    if (i % 1000 == 0) {
+      const long rss = max_over_ranks(resident_kib());
+      if (print)
+        std::printf("# %ld calls, %.1f s, %ld wrong elements, %ld failed calls, resident %ld KiB\n",
+                    i, MPI_Wtime() - t0, wrong_total, failed_calls, rss);
+    }
   }
   const long rss_end = max_over_ranks(resident_kib());
   if (print) {

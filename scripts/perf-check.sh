@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# A cheap performance regression check, separate from the correctness tests
+# (CI runs it last): at a few sizes, tutti-bench --compare-mpi times tutti
+# and the MPI library's own collective interleaved in one job, RUNS times;
+# a case fails when the median over runs of tutti's time / MPI's time exceeds
+# its limit. The limits are generous (this machine's speed changes every few
+# minutes and small timings are noisy): they catch a lost fast path or an
+# algorithm gone quadratic, not a few percent.
+#   NP=2 RUNS=3 ITERS=100 ./scripts/perf-check.sh
+# Ends with "N passed, N failed" like scripts/test.sh.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
+. scripts/mpi-env.sh
+np=${NP:-2} runs=${RUNS:-3} iters=${ITERS:-100}
+# collective  size  limit (tutti time / MPI time)
+cases=(
+  "allreduce       8     1.5"
+  "allreduce       16K   1.3"
+  "allreduce       1M    1.3"
+  "allreduce       32M   1.3"
+  "allgather       64K   1.3"
+  "reduce_scatter  1M    1.3"
+  "bcast           1M    1.3"
+  "alltoall        64K   1.3"
+  "barrier         0     1.5"
+)
+oversubscribe=()
+[ "$np" -le "$(nproc)" ] || oversubscribe=(--oversubscribe)
+passed=0 failed=0
+for c in "${cases[@]}"; do
+  read -r coll size limit <<<"$c"
+  ratios=()
+  for run in $(seq 1 "$runs"); do
+    row=$(mpirun -np "$np" "${oversubscribe[@]}" --bind-to none build/apps/tutti-bench \
+            --op "$coll" --compare-mpi --format csv --min-bytes "${size/#0/8}" \
+            --max-bytes "${size/#0/8}" --iters "$iters" --warmup 10 2>/dev/null | tail -1)
+    # columns: ...,7 algorithm,8 time_us,...,12 mpi_time_us
+    ratio=$(awk -F, '$8 > 0 && $12 > 0 { printf "%.3f %s %.2f %.2f", $8 / $12, $7, $8, $12 }' <<<"$row")
+    [ -n "$ratio" ] && ratios+=("$ratio")
+  done
+  if [ ${#ratios[@]} -eq 0 ]; then
+    failed=$((failed + 1)); echo "FAIL  $coll $size: no measurement"; continue
+  fi
+  median=$(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }')
+  read -r ratio algo t_us mpi_us <<<"$median"
+  line=$(printf '%-15s %5s  %-20s tutti %9.2f us  MPI %9.2f us  ratio %.2f (limit %s)' \
+           "$coll" "$size" "$algo" "$t_us" "$mpi_us" "$ratio" "$limit")
+  if awk -v r="$ratio" -v l="$limit" 'BEGIN { exit !(r <= l) }'; then
+    passed=$((passed + 1)); echo "ok    $line"
+  else
+    failed=$((failed + 1)); echo "FAIL  $line"
+  fi
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
