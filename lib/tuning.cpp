@@ -138,15 +138,38 @@ std::vector<const TuningRule*> TuningTable::matches(const CallShape& s) const {
 const TuningTable& builtin_tuning() {
   static const TuningTable table = [] {
     std::vector<TuningRule> rules;
-    auto add = [&](Collective c, uint64_t lo, uint64_t hi, const char* algo) {
+    auto add = [&](Collective c, uint64_t lo, uint64_t hi, const char* algo) -> TuningRule& {
       TuningRule r;
       r.coll = c;
       r.bytes = {lo, hi};
       r.algorithm = algo;
       r.origin = "built-in";
       rules.push_back(r);
+      return rules.back();
+    };
+    // Rules for jobs on one node, where the shared segment lets each rank
+    // read and reduce its peers' data in place (one copy, no messages).
+    auto add_one_node = [&](Collective c, uint64_t lo, uint64_t hi, const char* algo,
+                            size_t chunk_bytes) {
+      TuningRule& r = add(c, lo, hi, algo);
+      r.nodes = {1, 2};
+      r.params.chunk_bytes = chunk_bytes;
     };
     constexpr uint64_t kAny = std::numeric_limits<uint64_t>::max();
+    // One node, from tutti-tune runs on 2 and 4 ranks (docs/tune-run,
+    // docs/PERFORMANCE.md): the shared-memory algorithms win by 1.3-3x from
+    // 64 KiB up (allreduce 16 MiB on 2 ranks: 2.6 ms against 3.7 ms for the
+    // best point-to-point schedule), and the small allreduce is fastest
+    // through the segment too. Where the segment cannot hold a call, or the
+    // job spans nodes, the algorithm refuses and the general rules below
+    // decide.
+    add_one_node(Collective::Allreduce, 0, 16 * K, "shm", 0);
+    add_one_node(Collective::Allreduce, 64 * K, kAny, "shm", 256 * K);
+    add_one_node(Collective::Reduce, 64 * K, kAny, "shm", 256 * K);
+    add_one_node(Collective::Bcast, 4 * M, kAny, "shm", 1 * M);
+    add_one_node(Collective::Allgather, 64 * K, kAny, "shm", 256 * K);
+    add_one_node(Collective::ReduceScatter, 64 * K, kAny, "shm", 256 * K);
+    add_one_node(Collective::Alltoall, 1 * M, kAny, "shm", 256 * K);
     // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes
     // the ones that move the fewest bytes per rank.
     add(Collective::Allreduce, 0, 16 * K, "recursive_doubling");

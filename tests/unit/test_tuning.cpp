@@ -486,13 +486,36 @@ TEST_CASE("the dispatcher obeys a user table, and the defaults where no rule mat
   CollArgs huge = call(Collective::Allreduce, 0, 4, Datatype::Int8);
   huge.count = size_t{3} << 30;
   const TuneRules mpi_rule = parse_tune_string("allreduce:0-:mpi", true);
-  dec = Dispatcher(TuningTable(mpi_rule.rules), Topology::single_node(4)).select(huge, "", "");
+  const Topology two_nodes{4, 2, 2, {0, 0, 1, 1}, 0};  // no one-node rules apply
+  dec = Dispatcher(TuningTable(mpi_rule.rules), two_nodes).select(huge, "", "");
   CHECK(dec.algorithm->name == "ring");
   REQUIRE(dec.refused.size() == 1);
   CHECK(dec.refused[0].algorithm == "mpi");
   CHECK(dec.refused[0].origin == "rule TUTTI_TUNE 'allreduce:0-:mpi'");
   CHECK(dec.refused[0].why == "count 3221225472 exceeds MPI's int range");
   CHECK(dec.fell_back());
+}
+
+TEST_CASE("one-node jobs default to the shared-memory algorithms where they measured fastest", "[tuning]") {
+  const Dispatcher one_node(TuningTable(std::vector<TuningRule>{}), Topology::single_node(4, 1 << 20));
+  Decision dec = one_node.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  CHECK(dec.params.chunk_bytes == 256 << 10);
+  dec = one_node.select(call(Collective::ReduceScatter, 1 << 20, 4), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  // Medium allreduce stays with recursive halving (it measured level or faster).
+  dec = one_node.select(call(Collective::Allreduce, 32 << 10, 4), "", "");
+  CHECK(dec.algorithm->name == "recursive_halving");
+  // Without a shared segment the shm rule refuses and the general default runs.
+  const Dispatcher no_segment(TuningTable(std::vector<TuningRule>{}), Topology::single_node(4));
+  dec = no_segment.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
+  CHECK(dec.algorithm->name == "ring");
+  CHECK(dec.fell_back());
+  // Across nodes the one-node rules do not apply at all.
+  const Dispatcher two_nodes(TuningTable(std::vector<TuningRule>{}), Topology{4, 2, 2, {0, 0, 1, 1}, 0});
+  dec = two_nodes.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
+  CHECK(dec.algorithm->name == "ring");
+  CHECK_FALSE(dec.fell_back());
 }
 
 TEST_CASE("algorithm parameters are found by building schedules", "[tuning]") {
