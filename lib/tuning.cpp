@@ -153,6 +153,7 @@ const TuningTable& builtin_tuning() {
                             size_t chunk_bytes) {
       TuningRule& r = add(c, lo, hi, algo);
       r.nodes = {1, 2};
+      r.ranks.lo = 2;  // a lone rank has no shared segment
       r.params.chunk_bytes = chunk_bytes;
     };
     constexpr uint64_t kAny = std::numeric_limits<uint64_t>::max();
