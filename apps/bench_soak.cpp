@@ -128,14 +128,7 @@ CallResult run_checked(tutti_comm_t comm, int rank, int nranks, const SoakCall& 
     result.error = str(tutti_strerror(st), ": ", tutti_last_error());
     return result;
   }
-  const Bytes got = bufs.output();
-  const size_t es = mine.elem_size();
-  if (got.size() != want.size()) {
-    result.wrong = static_cast<long>(std::max(got.size(), want.size()) / es) + 1;
-  } else {
-    for (size_t i = 0; i < got.size(); i += es)
-      if (std::memcmp(got.data() + i, want.data() + i, es) != 0) ++result.wrong;
-  }
+  result.wrong = testing::count_wrong(bufs.output(), want, mine.dtype);
   return result;
 }
 

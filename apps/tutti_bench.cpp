@@ -46,15 +46,6 @@ double slowest_median_us(std::vector<double>& seconds) {
   return median(seconds) * 1e6;
 }
 
-long count_wrong(const Bytes& got, const Bytes& want, Datatype dt) {
-  const size_t es = datatype_size(dt);
-  if (got.size() != want.size()) return static_cast<long>(std::max(got.size(), want.size()) / es);
-  long wrong = 0;
-  for (size_t i = 0; i < got.size(); i += es)
-    if (std::memcmp(got.data() + i, want.data() + i, es) != 0) ++wrong;
-  return wrong;
-}
-
 // Uniform alltoallv layout: like alltoall, with explicit counts.
 struct UniformV {
   std::vector<size_t> counts, displs;
@@ -179,7 +170,7 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
     } else {
       st = testing::call_tutti(a, fresh.sendbuf(), fresh.recvbuf(), job.comm, o.nonblocking);
     }
-    long wrong = st == TUTTI_SUCCESS ? count_wrong(fresh.output(), want, a.dtype)
+    long wrong = st == TUTTI_SUCCESS ? testing::count_wrong(fresh.output(), want, a.dtype)
                                      : static_cast<long>(want.size() / es + 1);
     if (st != TUTTI_SUCCESS && row.error.empty())
       row.error = str(tutti_strerror(st), ": ", tutti_last_error());

@@ -247,4 +247,13 @@ AlltoallvLayout alltoallv_layout(int rank, int nranks, size_t base, uint64_t see
   return l;
 }
 
+long count_wrong(const Bytes& got, const Bytes& want, Datatype dt) {
+  const size_t es = datatype_size(dt);
+  if (got.size() != want.size()) return static_cast<long>(std::max(got.size(), want.size()) / es);
+  long wrong = 0;
+  for (size_t i = 0; i < got.size(); i += es)
+    if (std::memcmp(got.data() + i, want.data() + i, es) != 0) ++wrong;
+  return wrong;
+}
+
 }  // namespace tutti::testing

@@ -48,6 +48,10 @@ AlltoallvLayout alltoallv_layout(int rank, int nranks, size_t base, uint64_t see
 // Index of the first element that differs, or -1; `detail` describes it.
 long first_difference(const Bytes& got, const Bytes& want, Datatype dt, std::string* detail);
 
+// How many elements of `got` differ from `want` (the larger size's element
+// count if the sizes differ).
+long count_wrong(const Bytes& got, const Bytes& want, Datatype dt);
+
 // Splitmix64: a fast, well-mixed hash for test data.
 inline uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
