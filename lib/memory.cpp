@@ -1,7 +1,6 @@
 #include "memory.hpp"
 
-#include <cstring>
-
+#include "host_copy.hpp"
 #include "host_reduce.hpp"
 #include "status.hpp"
 #include "tutti_config.h"
@@ -14,7 +13,7 @@ namespace tutti {
 MemoryType memory_type_of(const void*) { return MemoryType::Host; }
 
 void local_copy(void* dst, MemoryType, const void* src, MemoryType, size_t bytes) {
-  if (dst != src && bytes) std::memmove(dst, src, bytes);
+  host_copy(dst, src, bytes);
 }
 
 void local_reduce(void* dst, const void* a, const void* b, size_t count, Datatype dt, Op op,

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <vector>
 
+#include "host_copy.hpp"
 #include "memory.hpp"
 #include "mpi_types.hpp"
 
@@ -102,7 +103,7 @@ class MpiCollectiveOp : public Operation {
  private:
   const void* copy_input(const void* in, size_t bytes) {
     copy_.resize(bytes);
-    if (bytes) std::memcpy(copy_.data(), in, bytes);
+    host_copy(copy_.data(), in, bytes);
     return copy_.data();
   }
 

@@ -1,11 +1,20 @@
 #include "node_memory.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "mpi_types.hpp"
 
 namespace tutti {
+namespace {
+
+// Where the segment starts: a page, so that its flags sit one per cache line
+// and its slots (multiples of 64 bytes from the data start) keep the same
+// offset within a page as page-aligned user buffers.
+constexpr size_t kSegmentAlignment = 4096;
+
+}  // namespace
 
 size_t default_node_memory_bytes(int nranks) {
   constexpr size_t kSlot = 2u << 20, kCap = 256u << 20;
@@ -17,7 +26,13 @@ std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_byte
   MPI_Comm_size(comm, &nranks);
   MPI_Comm_rank(comm, &rank);
   if (data_bytes == 0 || nranks < 2) return nullptr;
+  // MPI need not return an aligned window (Open MPI's osc/sm returned one 8
+  // bytes past a line), so ask for one alignment unit more and start the
+  // segment at the first aligned address: unaligned flags would share lines
+  // and every copy into or out of the data area would be misaligned relative
+  // to page-aligned user buffers.
   const size_t total = SharedSegment::flag_bytes(nranks) + data_bytes;
+  const size_t allocated = total + kSegmentAlignment;
   // Rank 0 allocates the whole segment (one contiguous range with the same
   // offsets everywhere); the others map it.
   MPI_Info info;
@@ -25,7 +40,7 @@ std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_byte
   MPI_Info_set(info, "alloc_shared_noncontig", "false");
   void* mine = nullptr;
   MPI_Win win = MPI_WIN_NULL;
-  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(rank == 0 ? total : 0), 1, info,
+  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(rank == 0 ? allocated : 0), 1, info,
                                          comm, &mine, &win);
   MPI_Info_free(&info);
   int ok = rc == MPI_SUCCESS ? 1 : 0, all_ok = 0;
@@ -36,8 +51,10 @@ std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_byte
   }
   MPI_Aint size = 0;
   int disp_unit = 1;
-  void* base = nullptr;
-  check_mpi(MPI_Win_shared_query(win, 0, &size, &disp_unit, &base), "MPI_Win_shared_query");
+  void* window = nullptr;
+  check_mpi(MPI_Win_shared_query(win, 0, &size, &disp_unit, &window), "MPI_Win_shared_query");
+  const uintptr_t at = reinterpret_cast<uintptr_t>(window);
+  void* base = reinterpret_cast<void*>((at + kSegmentAlignment - 1) & ~uintptr_t{kSegmentAlignment - 1});
   // Flags start at zero (rank 0 clears them before anyone can signal), and
   // every rank faults in a share of the data pages now rather than in the
   // first timed collective (fresh pages fault in at well under 1 GB/s).

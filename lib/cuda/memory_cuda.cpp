@@ -11,6 +11,7 @@
 
 #include "cuda/kernels.hpp"
 #include "cuda/runtime.hpp"
+#include "host_copy.hpp"
 #include "host_reduce.hpp"
 #include "memory.hpp"
 
@@ -109,7 +110,7 @@ MemoryType memory_type_of(const void* ptr) {
 void local_copy(void* dst, MemoryType dst_mem, const void* src, MemoryType src_mem, size_t bytes) {
   if (dst == src || bytes == 0) return;
   if (dst_mem == MemoryType::Host && src_mem == MemoryType::Host) {
-    std::memmove(dst, src, bytes);
+    host_copy(dst, src, bytes);
     return;
   }
   cudaError_t e = cudaSuccess;
