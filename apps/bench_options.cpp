@@ -31,6 +31,11 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
   --check              verify every size on random data; count wrong elements
   --compare-mpi        also time the MPI library's own collective on the same
                        buffers, interleaved iteration by iteration
+  --bounds             also measure, interleaved the same way, what the hardware
+                       allows: every rank copying the message size at once
+                       (copy_us; a lower bound for allreduce, allgather, bcast,
+                       alltoall on one node; of_bound = copy_us / time_us) and
+                       a cache-line round trip between ranks 0 and 1 (rtt_us)
   --memory host|cuda   where the buffers live                              [host]
   --format table|csv|json                                                  [table]
   --soak N             instead of a sweep: N checked calls, each of a random
@@ -105,6 +110,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.check = true;
     } else if (arg == "--compare-mpi") {
       o.compare_mpi = true;
+    } else if (arg == "--bounds") {
+      o.bounds = true;
     } else if (arg == "--memory") {
       const std::string v = value();
       const auto m = parse_memory_type(v);

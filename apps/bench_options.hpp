@@ -25,6 +25,9 @@ struct BenchOptions {
   bool in_place = false;
   bool check = false;
   bool compare_mpi = false;
+  // --bounds: time a concurrent copy of each size and a cache-line round
+  // trip in the same job (apps/bench_bounds.hpp).
+  bool bounds = false;
   bool nonblocking = false;
   Format format = Format::Table;
   MemoryType memory = MemoryType::Host;

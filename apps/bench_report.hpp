@@ -22,6 +22,8 @@ struct BenchRow {
   double algbw = 0, busbw = 0;  // GB/s
   long wrong = -1;              // -1: not checked
   std::optional<double> mpi_time_us, mpi_busbw;
+  std::optional<double> copy_us;        // --bounds: every rank copying `bytes` at once
+  std::optional<double> round_trip_us;  // --bounds: ranks 0 and 1, one cache line
   std::string error;            // non-empty if the call failed
 };
 
@@ -31,7 +33,8 @@ double busbw_factor(Collective c, int nranks);
 
 class BenchReport {
  public:
-  BenchReport(Format format, bool compare_mpi) : format_(format), compare_mpi_(compare_mpi) {}
+  BenchReport(Format format, bool compare_mpi, bool bounds)
+      : format_(format), compare_mpi_(compare_mpi), bounds_(bounds) {}
   void header(const std::string& title);
   void row(const BenchRow& r);
   void footer();
@@ -39,6 +42,7 @@ class BenchReport {
  private:
   Format format_;
   bool compare_mpi_;
+  bool bounds_;
   bool first_json_ = true;
   std::vector<double> busbws_;
 };

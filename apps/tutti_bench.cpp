@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "bench_bounds.hpp"
 #include "bench_options.hpp"
 #include "bench_report.hpp"
 #include "bench_soak.hpp"
@@ -57,8 +58,12 @@ struct UniformV {
   }
 };
 
+// Cache-line round trips per row with --bounds: enough for a stable median,
+// a fraction of a millisecond.
+constexpr int kRoundTrips = 1000;
+
 BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64_t bytes,
-                  uint64_t seed) {
+                  uint64_t seed, HardwareBounds* bounds) {
   const size_t es = datatype_size(o.dtype);
   CollArgs a;
   a.coll = coll;
@@ -114,11 +119,13 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
     testing::call_mpi(mpi_args, bufs.sendbuf(), bufs.recvbuf(), MPI_COMM_WORLD);
   };
 
+  if (bounds) bounds->prepare_copy(row.bytes);
   for (int i = 0; i < o.warmup; ++i) {
     call();
     if (o.compare_mpi) call_mpi();
+    if (bounds) bounds->timed_copy();
   }
-  std::vector<double> tutti_s, mpi_s;
+  std::vector<double> tutti_s, mpi_s, copy_s;
   for (int i = 0; i < o.iters; ++i) {
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
@@ -130,6 +137,7 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
       call_mpi();
       mpi_s.push_back(MPI_Wtime() - t0);
     }
+    if (bounds) copy_s.push_back(bounds->timed_copy());
   }
   row.algorithm = tutti_comm_last_algorithm(job.comm);
   row.time_us = slowest_median_us(tutti_s);
@@ -143,6 +151,11 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
     row.mpi_busbw = *row.mpi_time_us > 0
                         ? static_cast<double>(row.bytes) / *row.mpi_time_us / 1e3 * factor
                         : 0;
+  }
+
+  if (bounds) {
+    row.copy_us = slowest_median_us(copy_s);
+    row.round_trip_us = bounds->round_trip_us(kRoundTrips);
   }
 
   if (o.check) {
@@ -299,7 +312,12 @@ int run(const Job& job, const BenchOptions& o) {
          ": this tutti-bench was built without CUDA support");
 #endif
   const bool print = job.rank == 0;
-  BenchReport report(o.format, o.compare_mpi);
+  BenchReport report(o.format, o.compare_mpi, o.bounds);
+  std::optional<HardwareBounds> bounds;
+  if (o.bounds) {
+    if (o.memory != MemoryType::Host) fail(TUTTI_ERR_UNSUPPORTED, "--bounds needs --memory host");
+    bounds.emplace(MPI_COMM_WORLD);
+  }
   if (print) {
     report.header(str("tutti-bench ", tutti_version(), ": ", job.nranks, " ranks, dtype ",
                       datatype_name(o.dtype), ", redop ", op_name(o.redop), ", iters ", o.iters,
@@ -326,7 +344,7 @@ int run(const Job& job, const BenchOptions& o) {
     }
     for (uint64_t bytes : sizes) {
       if (coll != Collective::Barrier && count_for_message_bytes(coll, bytes, o.dtype, job.nranks) == 0) continue;
-      const BenchRow row = run_size(job, o, coll, bytes, ++seed);
+      const BenchRow row = run_size(job, o, coll, bytes, ++seed, bounds ? &*bounds : nullptr);
       if (row.wrong > 0) total_wrong += row.wrong;
       any_error = any_error || !row.error.empty();
       if (print) report.row(row);

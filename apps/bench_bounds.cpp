@@ -1,0 +1,135 @@
+#include "bench_bounds.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+#include "mpi_types.hpp"
+
+namespace tutti::apps {
+namespace {
+
+constexpr size_t kLine = 64;
+// Spins before yielding while waiting for the other rank's line: enough
+// for any round trip between running cores, short enough that two ranks
+// sharing a core (oversubscribed jobs) still take turns.
+constexpr int kSpinsBeforeYield = 20000;
+
+std::atomic_ref<unsigned long> line(volatile unsigned long* lines, int index) {
+  return std::atomic_ref<unsigned long>(
+      *const_cast<unsigned long*>(lines + index * (kLine / sizeof(unsigned long))));
+}
+
+void wait_for(volatile unsigned long* lines, int index, unsigned long value) {
+  for (int spins = 0; line(lines, index).load(std::memory_order_acquire) != value;)
+    if (++spins > kSpinsBeforeYield) sched_yield();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+HardwareBounds::HardwareBounds(MPI_Comm world) : world_(world) {
+  int rank = 0;
+  MPI_Comm_rank(world_, &rank);
+  MPI_Comm first_two = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(world_, rank < 2 ? 0 : MPI_UNDEFINED, rank, &first_two),
+            "MPI_Comm_split (bounds)");
+  if (first_two == MPI_COMM_NULL) return;
+  // Ranks 0 and 1 share a node if splitting them by node leaves them together.
+  check_mpi(MPI_Comm_split_type(first_two, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &pair_),
+            "MPI_Comm_split_type (bounds)");
+  check_mpi(MPI_Comm_free(&first_two), "MPI_Comm_free (bounds)");
+  int size = 0;
+  MPI_Comm_size(pair_, &size);
+  int together = size == 2, both = 0;
+  // Both ranks must agree, or one would wait on a window the other lacks.
+  check_mpi(MPI_Allreduce(&together, &both, 1, MPI_INT, MPI_MIN, pair_), "MPI_Allreduce (bounds)");
+  if (!both) {
+    check_mpi(MPI_Comm_free(&pair_), "MPI_Comm_free (bounds)");
+    pair_ = MPI_COMM_NULL;
+    return;
+  }
+  int pair_rank = 0;
+  MPI_Comm_rank(pair_, &pair_rank);
+  void* mine = nullptr;
+  const MPI_Aint bytes = pair_rank == 0 ? static_cast<MPI_Aint>(3 * kLine) : 0;
+  check_mpi(MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, pair_, &mine, &window_),
+            "MPI_Win_allocate_shared (bounds)");
+  MPI_Aint got = 0;
+  int unit = 1;
+  void* base = nullptr;
+  check_mpi(MPI_Win_shared_query(window_, 0, &got, &unit, &base), "MPI_Win_shared_query (bounds)");
+  // Two lines of their own, whatever alignment MPI gave the window.
+  const uintptr_t at = (reinterpret_cast<uintptr_t>(base) + kLine - 1) & ~uintptr_t{kLine - 1};
+  lines_ = reinterpret_cast<volatile unsigned long*>(at);
+  if (pair_rank == 0) {
+    line(lines_, 0).store(0);
+    line(lines_, 1).store(0);
+  }
+  check_mpi(MPI_Barrier(pair_), "MPI_Barrier (bounds)");
+}
+
+HardwareBounds::~HardwareBounds() {
+  if (window_ != MPI_WIN_NULL) MPI_Win_free(&window_);
+  if (pair_ != MPI_COMM_NULL) MPI_Comm_free(&pair_);
+}
+
+std::optional<double> HardwareBounds::round_trip_us(int trips) {
+  int rank = 0;
+  MPI_Comm_rank(world_, &rank);
+  double result = -1;
+  if (pair_ != MPI_COMM_NULL) {
+    check_mpi(MPI_Barrier(pair_), "MPI_Barrier (bounds)");
+    // Counters continue across calls, so the lines never need resetting.
+    unsigned long next = line(lines_, rank).load(std::memory_order_relaxed);
+    std::vector<double> us;
+    for (int i = 0; i < trips; ++i) {
+      ++next;
+      if (rank == 0) {
+        const double t0 = MPI_Wtime();
+        line(lines_, 0).store(next, std::memory_order_release);
+        wait_for(lines_, 1, next);
+        us.push_back((MPI_Wtime() - t0) * 1e6);
+      } else {
+        wait_for(lines_, 0, next);
+        line(lines_, 1).store(next, std::memory_order_release);
+      }
+    }
+    if (rank == 0) result = median(us);
+  }
+  check_mpi(MPI_Bcast(&result, 1, MPI_DOUBLE, 0, world_), "MPI_Bcast (bounds)");
+  if (result < 0) return std::nullopt;
+  return result;
+}
+
+void HardwareBounds::prepare_copy(size_t bytes) {
+  copy_bytes_ = bytes;
+  const size_t span = (bytes + kLine - 1) / kLine * kLine;
+  if (storage_.size() < 2 * span + kLine) {
+    storage_.assign(2 * span + kLine, 1);  // assign touches every page
+    const uintptr_t at = (reinterpret_cast<uintptr_t>(storage_.data()) + kLine - 1) & ~uintptr_t{kLine - 1};
+    from_ = reinterpret_cast<char*>(at);
+    to_ = from_ + span;
+  }
+}
+
+double HardwareBounds::timed_copy() {
+  check_mpi(MPI_Barrier(world_), "MPI_Barrier (bounds)");
+  const double t0 = MPI_Wtime();
+  // Both buffers start a cache line, where memcpy is at its fastest: the
+  // bound is the best case.
+  std::memcpy(to_, from_, copy_bytes_);
+  const double seconds = MPI_Wtime() - t0;
+  // Keep the copy from being optimised away or reordered past the clock.
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+  return seconds;
+}
+
+}  // namespace tutti::apps
