@@ -7,14 +7,15 @@
 //   line, rank 1 sees it and writes another, rank 0 sees that. No exchange
 //   of data between two cores can complete faster than the one-way half of
 //   it, so a small allreduce on 2 ranks is judged against it.
-// - A concurrent copy: every rank copies the message size from one private
-//   buffer to another at the same time. Every collective that moves a
-//   rank's whole message must read each input byte once and write each
-//   output byte once; p ranks copying at once read and write exactly that
-//   much through the same memory system. So the copy time bounds (from
-//   below) allreduce, allgather, bcast, reduce_scatter and alltoall of that
-//   size on one node, whatever the algorithm; time_copy / time_collective is
-//   the fraction of that bound achieved.
+// - A concurrent copy: every rank memcpy-ing the message size from one
+//   private buffer to another at the same time. allreduce, allgather and
+//   alltoall on one node must read each input byte and write each output
+//   byte, the same traffic through the same memory system, so
+//   time_copy / time_collective says how close to memory speed the
+//   collective runs. A reference, not a strict bound: from a few MiB glibc's
+//   memcpy uses non-temporal stores that bypass the cache, and a pipelined
+//   algorithm whose chunks stay in cache can beat it (bcast, whose root
+//   writes nothing, beats it easily).
 #pragma once
 
 #include <mpi.h>

@@ -32,9 +32,9 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
   --compare-mpi        also time the MPI library's own collective on the same
                        buffers, interleaved iteration by iteration
   --bounds             also measure, interleaved the same way, what the hardware
-                       allows: every rank copying the message size at once
-                       (copy_us; a lower bound for allreduce, allgather, bcast,
-                       alltoall on one node; of_bound = copy_us / time_us) and
+                       allows: every rank memcpy-ing the message size at once
+                       (copy_us: the memory traffic of a one-node allreduce,
+                       allgather or alltoall; of_bound = copy_us / time_us) and
                        a cache-line round trip between ranks 0 and 1 (rtt_us)
   --memory host|cuda   where the buffers live                              [host]
   --format table|csv|json                                                  [table]

@@ -1,5 +1,6 @@
 #include "host_copy.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -68,8 +69,10 @@ void host_copy(void* dst, const void* src, size_t bytes) {
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
   if (d == s || bytes == 0) return;
-  const bool same_line_offset = ((reinterpret_cast<uintptr_t>(d) - reinterpret_cast<uintptr_t>(s)) & 63) == 0;
-  if (same_line_offset || bytes < kLoopMinBytes || bytes >= kLoopMaxBytes || overlapping(d, s, bytes)) {
+  const uintptr_t distance = reinterpret_cast<uintptr_t>(d) - reinterpret_cast<uintptr_t>(s);
+  const bool same_line_offset = (distance & 63) == 0;
+  if (same_line_offset || bytes < kLoopMinBytes || bytes >= kLoopMaxBytes ||
+      overlapping(d, s, bytes)) {
     std::memmove(d, s, bytes);
     return;
   }

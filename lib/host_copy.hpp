@@ -6,9 +6,9 @@
 // when the destination is not at the same offset within a 64-byte line as
 // the source, `rep movsb` runs 10-20x slower (measured on this project's
 // AMD EPYC VMs: 32 KiB in 14 us instead of 0.7 us, 2.5 GB/s). Which case a
-// collective hits depends on where the user's buffers happen to lie, so the
-// same call was fast in one run and 3x slower in the next. host_copy keeps
-// memcpy where it is fast and uses an explicit vector loop otherwise.
+// collective hits depends on where the user's buffers lie relative to
+// tutti's, which tutti does not control. host_copy keeps memcpy where it is
+// fast and uses an explicit vector loop otherwise.
 #pragma once
 
 #include <cstddef>

@@ -9,9 +9,9 @@
 namespace tutti {
 namespace {
 
-// Where the segment starts: a page, so that its flags sit one per cache line
-// and its slots (multiples of 64 bytes from the data start) keep the same
-// offset within a page as page-aligned user buffers.
+// Where the segment starts: a page boundary, so that every flag starts a
+// cache line and every slot (a multiple of 64 bytes from the data start)
+// does too, like the line-aligned buffers the shm algorithms copy to.
 constexpr size_t kSegmentAlignment = 4096;
 
 }  // namespace
@@ -28,9 +28,9 @@ std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_byte
   if (data_bytes == 0 || nranks < 2) return nullptr;
   // MPI need not return an aligned window (Open MPI's osc/sm returned one 8
   // bytes past a line), so ask for one alignment unit more and start the
-  // segment at the first aligned address: unaligned flags would share lines
-  // and every copy into or out of the data area would be misaligned relative
-  // to page-aligned user buffers.
+  // segment at the first aligned address. Otherwise every copy between the
+  // data area and a line-aligned user buffer is misaligned, which memcpy
+  // handles badly on some CPUs (see host_copy.hpp).
   const size_t total = SharedSegment::flag_bytes(nranks) + data_bytes;
   const size_t allocated = total + kSegmentAlignment;
   // Rank 0 allocates the whole segment (one contiguous range with the same
