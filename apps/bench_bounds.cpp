@@ -2,11 +2,11 @@
 
 #include <sched.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
 
+#include "cli.hpp"
 #include "mpi_types.hpp"
 
 namespace tutti::apps {
@@ -26,11 +26,6 @@ std::atomic_ref<unsigned long> line(volatile unsigned long* lines, int index) {
 void wait_for(volatile unsigned long* lines, int index, unsigned long value) {
   for (int spins = 0; line(lines, index).load(std::memory_order_acquire) != value;)
     if (++spins > kSpinsBeforeYield) sched_yield();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
 }
 
 }  // namespace

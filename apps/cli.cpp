@@ -1,5 +1,6 @@
 #include "cli.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "status.hpp"
@@ -35,5 +36,11 @@ double parse_double(const std::string& text, const std::string& option, double m
 }
 
 std::string human_bytes(uint64_t bytes) { return format_size(bytes); }
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
 
 }  // namespace tutti::apps

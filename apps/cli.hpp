@@ -1,8 +1,10 @@
-// Small command-line helpers shared by the apps.
+// Small helpers shared by the apps: command-line parsing, formatting and
+// the median of timings.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tutti::apps {
 
@@ -12,5 +14,8 @@ long parse_int(const std::string& text, const std::string& option, long min, lon
 double parse_double(const std::string& text, const std::string& option, double min);
 // 65536 -> "64K", 1536 -> "1536"; for tables.
 std::string human_bytes(uint64_t bytes);
+// The median of `values` (the mean of the middle two for an even count);
+// `values` must not be empty.
+double median(std::vector<double> values);
 
 }  // namespace tutti::apps

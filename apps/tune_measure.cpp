@@ -1,8 +1,8 @@
 #include "tune_measure.hpp"
 
 #include <algorithm>
-#include <cstring>
 
+#include "cli.hpp"
 #include "reference.hpp"
 #include "status.hpp"
 #include "user_call.hpp"
@@ -11,12 +11,6 @@ namespace tutti::apps {
 namespace {
 
 using testing::Bytes;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // One call, as the C API makes it (without its argument checks: tutti-tune
 // builds valid calls, and needs to set the algorithm's parameters).
@@ -28,15 +22,6 @@ Status call(Comm& comm, const CollArgs& a, const void* in, void* out) {
   } catch (const Error& e) {
     return set_last_error(e.status(), e.what());
   }
-}
-
-long count_wrong(const Bytes& got, const Bytes& want, Datatype dt) {
-  const size_t es = datatype_size(dt);
-  if (got.size() != want.size()) return static_cast<long>(std::max(got.size(), want.size()) / es);
-  long wrong = 0;
-  for (size_t i = 0; i < got.size(); i += es)
-    if (std::memcmp(got.data() + i, want.data() + i, es) != 0) ++wrong;
-  return wrong;
 }
 
 // Steps of this rank's schedule with `params`: equal counts on every rank
@@ -154,7 +139,7 @@ SizeMeasurement measure_size(Comm& comm, MPI_Comm world, Collective coll, uint64
     const bool other_algorithm = st == TUTTI_SUCCESS && comm.last_algorithm() != c.algo->name;
     long outcome[3] = {st != TUTTI_SUCCESS, other_algorithm,
                        st == TUTTI_SUCCESS && coll != Collective::Barrier
-                           ? count_wrong(fresh.output(), want, a.dtype)
+                           ? testing::count_wrong(fresh.output(), want, a.dtype)
                            : 0};
     MPI_Allreduce(MPI_IN_PLACE, outcome, 3, MPI_LONG, MPI_SUM, world);
     if (outcome[0]) {

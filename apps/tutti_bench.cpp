@@ -14,6 +14,7 @@
 #include "bench_options.hpp"
 #include "bench_report.hpp"
 #include "bench_soak.hpp"
+#include "cli.hpp"
 #include "reference.hpp"
 #include "status.hpp"
 #include "tutti/tutti.h"
@@ -33,12 +34,6 @@ struct Job {
   tutti_comm_t comm;
   int rank, nranks;
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 // Per-iteration times, each the slowest rank's, then the median.
 double slowest_median_us(std::vector<double>& seconds) {

@@ -187,23 +187,27 @@ void note(UcxTransport::AckedOp* op, ucs_status_t status) {
   if (status != UCS_OK && op->status == UCS_OK) op->status = status;
 }
 
-void on_acked_send_done(void* request, ucs_status_t status, void* user_data) {
-  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
-  op->message_request = nullptr;
+// The common end of every request of an acknowledged operation: keep the
+// first error, count the request as done, let the operation finish if it
+// was the last, and give the request back to UCX.
+void end_part(UcxTransport::AckedOp* op, void* request, ucs_status_t status) {
   note(op, status);
   --op->running;
   op->transport->settle(op);
   ucp_request_free(request);
 }
 
+void on_acked_send_done(void* request, ucs_status_t status, void* user_data) {
+  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
+  op->message_request = nullptr;
+  end_part(op, request, status);
+}
+
 void on_ack_received(void* request, ucs_status_t status, const ucp_tag_recv_info_t*,
                      void* user_data) {
   auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
   op->ack_request = nullptr;
-  note(op, status);
-  --op->running;
-  op->transport->settle(op);
-  ucp_request_free(request);
+  end_part(op, request, status);
 }
 
 void on_acked_recv_done(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
@@ -211,21 +215,15 @@ void on_acked_recv_done(void* request, ucs_status_t status, const ucp_tag_recv_i
   auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
   op->message_request = nullptr;
   op->bytes = info ? info->length : 0;
-  note(op, status);
   // A truncated message was still delivered: its sender waits for the ack.
   if ((status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED) && !op->cancelled)
     op->transport->ack_later(op);
-  --op->running;
-  op->transport->settle(op);
-  ucp_request_free(request);
+  end_part(op, request, status);
 }
 
 void on_ack_sent(void* request, ucs_status_t status, void* user_data) {
   auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
-  note(op, status);
-  --op->running;
-  op->transport->settle(op);
-  ucp_request_free(request);
+  end_part(op, request, status);
 }
 
 }  // namespace
