@@ -22,6 +22,10 @@ for np in 1 2 3; do
     np == 1 && $14 != 0 { print "a round trip on one rank: " $0; bad = 1 }
     END { if (rows < 3) { print "only " rows " rows"; bad = 1 } exit bad }'
 done
-"${mpirun[@]}" -np 2 "$bench" --bounds --max-bytes 64 --iters 2 | grep -q "rtt(us)"
-"${mpirun[@]}" -np 2 "$bench" --bounds --max-bytes 64 --iters 2 --format json | grep -q '"rtt_us": '
+# Captured first: grep -q on a pipe would stop reading at its match and
+# leave mpirun to die of SIGPIPE (exit 141 under pipefail).
+table=$("${mpirun[@]}" -np 2 "$bench" --bounds --max-bytes 64 --iters 2)
+grep -q "rtt(us)" <<<"$table"
+json=$("${mpirun[@]}" -np 2 "$bench" --bounds --max-bytes 64 --iters 2 --format json)
+grep -q '"rtt_us": ' <<<"$json"
 echo "bounds: ok"
