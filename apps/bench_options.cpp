@@ -24,6 +24,8 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
   --step-factor F      size multiplier between rows                        [2]
   --iters N            timed iterations per size                           [20]
   --warmup N           untimed iterations per size                         [5]
+  --batch K            back-to-back calls per timed iteration (time / K), as the
+                       OSU benchmarks time; 1 times each call alone          [1]
   --algorithm NAME     force this algorithm (else the dispatcher chooses)
   --root R             root of rooted collectives                          [0]
   --in-place           use TUTTI_IN_PLACE
@@ -98,6 +100,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.iters = static_cast<int>(parse_int(value(), arg, 1, 1000000));
     } else if (arg == "--warmup") {
       o.warmup = static_cast<int>(parse_int(value(), arg, 0, 1000000));
+    } else if (arg == "--batch") {
+      o.batch = static_cast<int>(parse_int(value(), arg, 1, 1000000));
     } else if (arg == "--algorithm") {
       o.algorithm = value();
     } else if (arg == "--root") {

@@ -20,6 +20,11 @@ struct BenchOptions {
   double step_factor = 2;
   int iters = 20;
   int warmup = 5;
+  // Calls per timed sample: 1 times each call alone after a barrier (the
+  // slowest rank, so barrier exit skew is included); K > 1 times K
+  // back-to-back calls and divides, as the OSU benchmarks do, which is the
+  // per-call latency of a loop of calls.
+  int batch = 1;
   std::string algorithm;  // forced for every collective; "" = dispatcher
   int root = 0;
   bool in_place = false;

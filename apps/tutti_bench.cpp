@@ -121,17 +121,16 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
     if (bounds) bounds->timed_copy();
   }
   std::vector<double> tutti_s, mpi_s, copy_s;
-  for (int i = 0; i < o.iters; ++i) {
+  // Seconds per call of `batch` back-to-back calls, after a barrier.
+  auto timed = [&o](auto&& once) {
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
-    call();
-    tutti_s.push_back(MPI_Wtime() - t0);
-    if (o.compare_mpi) {
-      MPI_Barrier(MPI_COMM_WORLD);
-      t0 = MPI_Wtime();
-      call_mpi();
-      mpi_s.push_back(MPI_Wtime() - t0);
-    }
+    const double t0 = MPI_Wtime();
+    for (int k = 0; k < o.batch; ++k) once();
+    return (MPI_Wtime() - t0) / o.batch;
+  };
+  for (int i = 0; i < o.iters; ++i) {
+    tutti_s.push_back(timed(call));
+    if (o.compare_mpi) mpi_s.push_back(timed(call_mpi));
     if (bounds) copy_s.push_back(bounds->timed_copy());
   }
   row.algorithm = tutti_comm_last_algorithm(job.comm);
@@ -316,7 +315,8 @@ int run(const Job& job, const BenchOptions& o) {
   if (print) {
     report.header(str("tutti-bench ", tutti_version(), ": ", job.nranks, " ranks, dtype ",
                       datatype_name(o.dtype), ", redop ", op_name(o.redop), ", iters ", o.iters,
-                      ", warmup ", o.warmup, o.in_place ? ", in place" : "",
+                      o.batch > 1 ? str(" x batch ", o.batch) : std::string(), ", warmup ",
+                      o.warmup, o.in_place ? ", in place" : "",
                       o.memory == MemoryType::Cuda ? ", CUDA device buffers" : "",
                       o.check ? ", checked" : ""));
   }

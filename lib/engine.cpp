@@ -15,6 +15,9 @@ ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> s
   if (schedule_->uses_shared && !bufs_.shared) {
     set_error(TUTTI_ERR_INTERNAL, "a shared-memory schedule ran without a shared segment");
     finished_ = true;
+  } else if (schedule_->shm_chunks > 0) {
+    half_bytes_ = bufs_.shared->half_bytes();
+    swap_halves_ = bufs_.shared->take_parity(schedule_->shm_chunks);
   }
 }
 
@@ -32,7 +35,13 @@ char* ScheduleRun::address(BufRef ref) const {
     case BufKind::Input: base = static_cast<char*>(const_cast<void*>(bufs_.input)); break;
     case BufKind::Output: base = static_cast<char*>(bufs_.output); break;
     case BufKind::Scratch: base = static_cast<char*>(bufs_.scratch); break;
-    case BufKind::Shared: base = bufs_.shared ? bufs_.shared->segment().data() : nullptr; break;
+    case BufKind::Shared:
+      if (!bufs_.shared) return nullptr;
+      if (swap_halves_)
+        return bufs_.shared->segment().data() +
+               (ref.offset < half_bytes_ ? ref.offset + half_bytes_ : ref.offset - half_bytes_);
+      base = bufs_.shared->segment().data();
+      break;
   }
   return base ? base + ref.offset : nullptr;
 }

@@ -56,6 +56,10 @@ class ScheduleRun {
   Transport& transport_;
   std::shared_ptr<const Schedule> schedule_;
   Buffers bufs_;
+  // Shared offsets are built for a first chunk of parity 0; when the
+  // communicator's chunk sequence is at parity 1 the two halves swap.
+  bool swap_halves_ = false;
+  size_t half_bytes_ = 0;
   uint32_t seq_;
   size_t round_ = 0;
   bool round_posted_ = false;

@@ -29,6 +29,10 @@
 //     came. Signals and waits are communication steps (they run after the
 //     round's local steps); the n-th signal from a to b matches b's n-th wait
 //     for a. A communicator runs one shared-memory schedule at a time.
+//     Shared offsets below shared_half_bytes(capacity) are the half of
+//     parity 0; begin_shm_chunk() says which parity a chunk uses, and the
+//     engine swaps the halves when the communicator's sequence of chunks is
+//     at the other parity (see SharedPort).
 #pragma once
 
 #include <cstddef>
@@ -82,6 +86,7 @@ struct Schedule {
   size_t scratch_bytes = 0;
   size_t shared_bytes = 0;    // extent of the shared segment it uses
   bool uses_shared = false;   // any Shared reference or shm signal/wait
+  uint32_t shm_chunks = 0;    // chunks staged through the segment
   uint32_t max_comm_per_round = 0;
   Datatype dtype = Datatype::Uint8;
   Op op = Op::Sum;
@@ -120,6 +125,9 @@ class ScheduleBuilder {
   // Synchronisation through the shared segment (see the top of this file).
   void shm_signal(int peer);
   void shm_wait(int peer);
+  // Starts the next chunk staged through the shared segment; returns the
+  // parity (0 or 1) of the slots it uses. Parities alternate.
+  int begin_shm_chunk() { return static_cast<int>(sched_.shm_chunks++ % 2); }
 
   // Local steps.
   void copy(BufRef dst, BufRef src, size_t bytes);

@@ -48,8 +48,17 @@ class SharedSegment {
   int nranks_;
 };
 
+// The data area is split in two halves, the "parities". Chunk k of the
+// communicator's sequence of shared-memory chunks (counted across
+// collectives) is staged in half k % 2. Every chunk is: write own slots;
+// full synchronisation; read the peers' slots. So when a rank writes chunk
+// k+2, every peer has signalled in chunk k+1, after reading chunk k: no
+// collective needs a closing synchronisation to make the segment reusable.
+inline size_t shared_half_bytes(size_t data_bytes) { return data_bytes / 2 / 64 * 64; }
+
 // One rank's side of a segment: how many signals it sent to, and waited
-// for from, each peer (these counters continue across collectives).
+// for from, each peer, and the parity the next chunk uses (these continue
+// across collectives).
 class SharedPort {
  public:
   SharedPort(SharedSegment* segment, int rank)
@@ -58,6 +67,15 @@ class SharedPort {
         waited_(static_cast<size_t>(segment->nranks()), 0) {}
 
   SharedSegment& segment() const { return *segment_; }
+  size_t half_bytes() const { return shared_half_bytes(segment_->data_bytes()); }
+  // For a schedule of `chunks` chunks, built as if its first chunk were
+  // parity 0: whether its halves must be swapped, because the sequence is at
+  // parity 1. Called in collective order, the same on every rank.
+  bool take_parity(uint32_t chunks) {
+    const bool swap = next_parity_ != 0;
+    next_parity_ ^= chunks & 1;
+    return swap;
+  }
   void signal(int peer) { segment_->flag(peer, rank_).store(++sent_[peer], std::memory_order_release); }
   // Reserves the next wait for `peer`: the flag value it completes at.
   uint64_t next_wait(int peer) { return ++waited_[peer]; }
@@ -69,6 +87,7 @@ class SharedPort {
   SharedSegment* segment_;
   int rank_;
   std::vector<uint64_t> sent_, waited_;
+  uint32_t next_parity_ = 0;
 };
 
 }  // namespace tutti

@@ -2,11 +2,11 @@
 //   Steps:    per chunk of a block (params.chunk_bytes, capped by the
 //             segment): every rank copies its chunk into its slot; full
 //             synchronisation; every rank copies all P slots into place.
-//             Chunks alternate between two slot sets; a last
-//             synchronisation ends the call.
+//             Chunks alternate parities (shm_common.hpp): no closing
+//             synchronisation.
 //   Traffic:  one copy in and P copies out per rank; no messages.
 //   Scratch:  none; shared: 2 x P x chunk.
-//   Rounds:   2 per chunk + 1.
+//   Rounds:   2 per chunk.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -22,15 +22,14 @@ void build(ScheduleBuilder& b) {
   if (!a.in_place) b.copy(mine, input(), m);
   if (p == 1) return;
   const ShmSlots slots = shm_slots(b);
-  for (size_t off = 0, k = 0; off < m; off += slots.slot, ++k) {
+  for (size_t off = 0; off < m; off += slots.slot) {
     const size_t c = std::min(slots.slot, m - off);
-    const int parity = static_cast<int>(k % 2);
+    const int parity = b.begin_shm_chunk();
     b.copy(slots.at(parity, r), mine + off, c);
     append_shm_sync_all(b);
     for (int q = 0; q < p; ++q)
       if (q != r) b.copy(output(static_cast<size_t>(q) * m + off), slots.at(parity, q), c);
   }
-  append_shm_sync_all(b);
 }
 
 }  // namespace

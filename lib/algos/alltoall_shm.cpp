@@ -2,11 +2,11 @@
 //   Steps:    per chunk of a block (params.chunk_bytes, capped by the
 //             segment): every rank copies the chunk of each of its P blocks
 //             into its P slots; full synchronisation; every rank copies its
-//             piece out of every rank's slots. Chunks alternate between two
-//             slot sets; a last synchronisation ends the call.
+//             piece out of every rank's slots. Chunks alternate parities
+//             (shm_common.hpp): no closing synchronisation.
 //   Traffic:  each byte copied twice (in and out); no messages.
 //   Scratch:  none; shared: 2 x P x P x chunk.
-//   Rounds:   2 per chunk + 1.
+//   Rounds:   2 per chunk.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -26,9 +26,9 @@ void build(ScheduleBuilder& b) {
     return;
   }
   const ShmSlots slots = shm_slots(b, static_cast<size_t>(p));
-  for (size_t off = 0, k = 0; off < m; off += slots.slot, ++k) {
+  for (size_t off = 0; off < m; off += slots.slot) {
     const size_t c = std::min(slots.slot, m - off);
-    const int parity = static_cast<int>(k % 2);
+    const int parity = b.begin_shm_chunk();
     for (int q = 0; q < p; ++q)
       if (q != r) b.copy(slots.at(parity, r, q), input(static_cast<size_t>(q) * m + off), c);
     // The own block needs no staging (in place it is already where it goes).
@@ -37,7 +37,6 @@ void build(ScheduleBuilder& b) {
     for (int q = 0; q < p; ++q)
       if (q != r) b.copy(output(static_cast<size_t>(q) * m + off), slots.at(parity, q, r), c);
   }
-  append_shm_sync_all(b);
 }
 
 }  // namespace

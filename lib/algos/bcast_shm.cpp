@@ -1,11 +1,11 @@
 // bcast "shm": through the node's shared segment (single-node jobs).
 //   Steps:    per chunk (params.chunk_bytes, capped by the segment): the
 //             root copies the chunk into its slot; full synchronisation;
-//             every other rank copies it out. Chunks alternate between the
-//             root's two slots; a last synchronisation ends the call.
+//             every other rank copies it out. Chunks alternate parities
+//             (shm_common.hpp): no closing synchronisation.
 //   Traffic:  one copy in at the root, one copy out per rank; no messages.
 //   Scratch:  none; shared: 2 x P x chunk (only the root's slots are used).
-//   Rounds:   1-2 per chunk + 1.
+//   Rounds:   1-2 per chunk.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -19,14 +19,13 @@ void build(ScheduleBuilder& b) {
   const size_t n = a.count * b.elem_size();
   if (p == 1) return;
   const ShmSlots slots = shm_slots(b);
-  for (size_t off = 0, k = 0; off < n; off += slots.slot, ++k) {
+  for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);
-    const BufRef slot = slots.at(static_cast<int>(k % 2), a.root);
+    const BufRef slot = slots.at(b.begin_shm_chunk(), a.root);
     if (r == a.root) b.copy(slot, output(off), c);
     append_shm_sync_all(b);
     if (r != a.root) b.copy(output(off), slot, c);
   }
-  append_shm_sync_all(b);
 }
 
 }  // namespace

@@ -3,13 +3,13 @@
 //             the segment): every rank copies the chunk of each of its P
 //             input blocks into its P slots; full synchronisation; rank r
 //             reduces slot r of every rank, in rank order, into its output;
-//             then avg. Chunks alternate between two slot sets; a last
-//             synchronisation ends the call.
+//             then avg. Chunks alternate parities (shm_common.hpp): no
+//             closing synchronisation.
 //   Traffic:  per rank, the input read once, the output written once, and
 //             1/P of the staged data read from every peer: no rank reduces
 //             more than its own block.
 //   Scratch:  none; shared: 2 x P x P x chunk.
-//   Rounds:   2 per chunk + 1.
+//   Rounds:   2 per chunk.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -28,16 +28,15 @@ void build(ScheduleBuilder& b) {
     return;
   }
   const ShmSlots slots = shm_slots(b, static_cast<size_t>(p));
-  for (size_t off = 0, k = 0; off < m; off += slots.slot, ++k) {
+  for (size_t off = 0; off < m; off += slots.slot) {
     const size_t c = std::min(slots.slot, m - off);
-    const int parity = static_cast<int>(k % 2);
+    const int parity = b.begin_shm_chunk();
     for (int q = 0; q < p; ++q) b.copy(slots.at(parity, r, q), input(q * m + off), c);
     append_shm_sync_all(b);
     b.reduce(output(off), slots.at(parity, 0, r), slots.at(parity, 1, r), c);
     for (int q = 2; q < p; ++q) b.reduce(output(off), output(off), slots.at(parity, q, r), c);
     b.finalize(output(off), c);
   }
-  append_shm_sync_all(b);
 }
 
 }  // namespace

@@ -2,12 +2,12 @@
 //   Steps:    per chunk (params.chunk_bytes, capped by the segment): every
 //             rank copies its chunk into its slot; full synchronisation;
 //             the root reduces all P slots in rank order into its output;
-//             then avg. Chunks alternate between two slot sets; a last
-//             synchronisation ends the call.
+//             then avg. Chunks alternate parities (shm_common.hpp): no
+//             closing synchronisation.
 //   Traffic:  one copy in per rank; the root reads P x n from the shared
 //             cache and writes n. No messages.
 //   Scratch:  none; shared: 2 x P x chunk.
-//   Rounds:   2 per chunk + 1.
+//   Rounds:   2 per chunk.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -24,9 +24,9 @@ void build(ScheduleBuilder& b) {
     return;
   }
   const ShmSlots slots = shm_slots(b);
-  for (size_t off = 0, k = 0; off < n; off += slots.slot, ++k) {
+  for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);
-    const int parity = static_cast<int>(k % 2);
+    const int parity = b.begin_shm_chunk();
     b.copy(slots.at(parity, r), input(off), c);
     append_shm_sync_all(b);
     if (r != a.root) continue;
@@ -34,7 +34,6 @@ void build(ScheduleBuilder& b) {
     for (int q = 2; q < p; ++q) b.reduce(output(off), output(off), slots.at(parity, q), c);
     b.finalize(output(off), c);
   }
-  append_shm_sync_all(b);
 }
 
 }  // namespace

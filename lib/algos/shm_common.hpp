@@ -1,12 +1,14 @@
 // Building blocks of the shared-memory algorithms (*_shm.cpp). They run on
 // single-node communicators through the node's shared segment (see
-// shared_segment.hpp and the contract in schedule.hpp): every rank owns two
-// slots ("parities") of the segment; chunk k of a collective goes through
-// the slots of parity k % 2, so a rank may fill chunk k+1 while its peers
-// still read chunk k, and a full synchronisation between chunks keeps chunk
-// k+2 from overwriting what is still being read. Every shared-memory
-// schedule ends with a full synchronisation, so the next one may reuse the
-// segment at once.
+// shared_segment.hpp and the contract in schedule.hpp). The segment's data
+// area has two halves ("parities"); in each half every rank owns
+// `per_rank` slots. Every chunk of a collective is: the rank writes its
+// slots of the chunk's parity (ScheduleBuilder::begin_shm_chunk), a full
+// synchronisation, then it reads the peers' slots. Parities alternate
+// across chunks and across collectives, which makes the next chunk's (or
+// the next collective's) writes safe without a closing synchronisation:
+// chunk k+2 reuses chunk k's slots only after the full synchronisation of
+// chunk k+1, which every rank reaches after reading chunk k.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "algos/registry.hpp"
 #include "algos/ring.hpp"
 #include "schedule.hpp"
+#include "shared_segment.hpp"
 #include "status.hpp"
 
 namespace tutti::algos {
@@ -23,10 +26,10 @@ inline constexpr size_t kMinShmSlot = 64;
 
 // The slot size for `slots_per_rank` slots per rank per parity (alltoall and
 // reduce_scatter stage one piece per peer): the chunk size asked for
-// (params.chunk_bytes, default 256 KiB), capped by what the segment holds,
-// rounded down to 64 bytes (a multiple of every element size).
+// (params.chunk_bytes, default 256 KiB), capped by what half the segment
+// holds, rounded down to 64 bytes (a multiple of every element size).
 inline size_t shm_slot_bytes(size_t capacity, int nranks, size_t chunk_bytes, size_t slots_per_rank) {
-  const size_t most = capacity / (2 * static_cast<size_t>(nranks) * slots_per_rank);
+  const size_t most = shared_half_bytes(capacity) / (static_cast<size_t>(nranks) * slots_per_rank);
   return std::min(chunk_bytes, most) / kMinShmSlot * kMinShmSlot;
 }
 
@@ -43,19 +46,18 @@ inline Refusal refuse_shm(const CollArgs& a, const Topology& topo, size_t slots_
 
 struct ShmSlots {
   size_t slot;  // bytes of one slot
-  int nranks;
+  size_t half;  // bytes of one parity's half of the segment
   size_t per_rank = 1;  // slots a rank owns per parity
   // Slot `index` (< per_rank) of `rank` for chunk parity `parity`.
   BufRef at(int parity, int rank, size_t index = 0) const {
-    const size_t p = static_cast<size_t>(nranks);
-    return shared(((static_cast<size_t>(parity) * p + static_cast<size_t>(rank)) * per_rank + index) *
-                  slot);
+    return shared(static_cast<size_t>(parity) * half +
+                  (static_cast<size_t>(rank) * per_rank + index) * slot);
   }
 };
 
 inline ShmSlots shm_slots(const ScheduleBuilder& b, size_t per_rank = 1) {
-  return {shm_slot_bytes(b.shared_capacity(), b.nranks(), chunk_bytes_of(b), per_rank), b.nranks(),
-          per_rank};
+  return {shm_slot_bytes(b.shared_capacity(), b.nranks(), chunk_bytes_of(b), per_rank),
+          shared_half_bytes(b.shared_capacity()), per_rank};
 }
 
 // One round in which every rank tells every other that its earlier steps

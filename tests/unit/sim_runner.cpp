@@ -9,184 +9,219 @@
 #include "engine.hpp"
 
 namespace tutti::testing {
+namespace {
+
+// One rank's part of one call: its schedule, buffers and run.
+struct RankCall {
+  std::shared_ptr<const Schedule> schedule;
+  Bytes input, output, scratch;
+  std::unique_ptr<ScheduleRun> run;
+};
+
+// Builds and checks rank r's schedule for `call`; sets up its buffers and
+// starts its run. Returns an error description or "".
+std::string prepare(const SimCall& call, int r, const SimOptions& options, SimTransport& transport,
+                    SharedPort& port, RankCall& rc) {
+  const int p = static_cast<int>(call.args.size());
+  const CollArgs& a = call.args[r];
+  if (auto why = call.algo->refuse(a, Topology::single_node(p, options.shared_bytes)))
+    return str("rank ", r, ": refused: ", *why);
+  ScheduleBuilder b(a, r, p, options.shared_bytes);
+  try {
+    call.algo->build(b);
+    rc.schedule = std::make_shared<const Schedule>(b.finish());
+  } catch (const Error& e) {
+    return str("rank ", r, ": build failed: ", e.what());
+  }
+  const BufferShape shape = buffer_shape(a, r, p);
+  if (options.check_hazards) {
+    std::optional<InPlaceLayout> aliasing;
+    if (a.in_place) aliasing = in_place_layout(a, r);
+    if (auto hazard = find_round_hazards(*rc.schedule, shape.has_input ? shape.input_bytes : 0,
+                                         shape.has_output ? shape.output_bytes : 0, aliasing))
+      return str("rank ", r, ": ", *hazard);
+  }
+
+  // Output starts as garbage (alltoallv: zeros, its gaps are never written).
+  const char fill = a.coll == Collective::Alltoallv ? 0 : static_cast<char>(0xcd);
+  const Bytes& in = call.inputs[r];
+  Buffers bufs;
+  if (a.coll == Collective::Bcast) {
+    rc.output = r == a.root ? in : Bytes(shape.output_bytes, fill);
+    bufs.output = rc.output.data();
+  } else if (a.in_place && a.coll == Collective::Scatter) {
+    if (r == a.root) {
+      rc.input = in;
+      bufs.input = rc.input.data();
+      bufs.output = rc.input.data() + in_place_layout(a, r).offset;
+    } else {
+      rc.output = Bytes(shape.output_bytes, fill);
+      bufs.output = rc.output.data();
+    }
+  } else if (a.in_place &&
+             ((a.coll != Collective::Reduce && a.coll != Collective::Gather) || r == a.root)) {
+    // Input lives inside the output; the output is larger or equal.
+    const InPlaceLayout where = in_place_layout(a, r);
+    rc.output = Bytes(std::max(shape.output_bytes, shape.input_bytes), fill);
+    if (!in.empty())  // an empty vector's data() may be null
+      std::memcpy(rc.output.data() + where.offset, in.data(), in.size());
+    bufs.output = rc.output.data();
+    bufs.input = rc.output.data() + where.offset;
+  } else {
+    if (shape.has_input) {
+      rc.input = in;
+      bufs.input = rc.input.data();
+    }
+    if (shape.has_output) {
+      rc.output = Bytes(shape.output_bytes, fill);
+      bufs.output = rc.output.data();
+    }
+  }
+  rc.scratch = Bytes(rc.schedule->scratch_bytes, static_cast<char>(0xab));
+  bufs.scratch = rc.scratch.data();
+  bufs.shared = &port;
+  rc.run = std::make_unique<ScheduleRun>(transport, rc.schedule, bufs, 7);
+  return "";
+}
+
+// What rank r's buffers hold after `call`, where the output is significant.
+std::vector<Bytes> outputs_of(const SimCall& call, std::vector<RankCall*> per_rank) {
+  const int p = static_cast<int>(call.args.size());
+  std::vector<Bytes> outputs(static_cast<size_t>(p));
+  for (int r = 0; r < p; ++r) {
+    const CollArgs& a = call.args[r];
+    const BufferShape shape = buffer_shape(a, r, p);
+    if (!shape.has_output) continue;
+    RankCall& rc = *per_rank[r];
+    if (a.in_place && a.coll == Collective::Scatter && r == a.root) {
+      const auto begin = rc.input.begin() + static_cast<long>(in_place_layout(a, r).offset);
+      outputs[r] = Bytes(begin, begin + static_cast<long>(shape.output_bytes));
+      continue;
+    }
+    outputs[r] = std::move(rc.output);
+    outputs[r].resize(shape.output_bytes);
+  }
+  return outputs;
+}
+
+}  // namespace
 
 SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>& args,
                       const std::vector<Bytes>& inputs, const SimOptions& options) {
-  const int p = static_cast<int>(args.size());
-  SimNetwork net(p, options.mode, options.threaded);
-  SimOutcome outcome;
-  struct Rank {
-    std::unique_ptr<SimTransport> transport;
-    std::shared_ptr<const Schedule> schedule;
-    Bytes input, output, scratch;
-    std::unique_ptr<ScheduleRun> run;
+  return run_sequence_in_sim({SimCall{&algo, args, inputs}}, options).front();
+}
+
+std::vector<SimOutcome> run_sequence_in_sim(const std::vector<SimCall>& calls,
+                                            const SimOptions& options) {
+  std::vector<SimOutcome> outcomes(calls.size());
+  auto failed = [&outcomes](std::string error) {
+    outcomes.front().error = std::move(error);
+    return outcomes;
   };
-  std::vector<Rank> ranks(static_cast<size_t>(p));
-  const Topology topo = Topology::single_node(p, options.shared_bytes);
+  if (calls.empty()) return outcomes;
+  const int p = static_cast<int>(calls.front().args.size());
+  SimNetwork net(p, options.mode, options.threaded);
   // The node's shared segment, zeroed (flags start at 0), one port per rank.
   std::vector<char> segment_memory(SharedSegment::flag_bytes(p) + options.shared_bytes, 0);
   SharedSegment segment(segment_memory.data(), segment_memory.size(), p);
   std::vector<SharedPort> ports;
-  for (int r = 0; r < p; ++r) ports.emplace_back(&segment, r);
-
+  std::vector<std::unique_ptr<SimTransport>> transports;
   for (int r = 0; r < p; ++r) {
-    Rank& rk = ranks[r];
-    const CollArgs& a = args[r];
-    if (auto why = algo.refuse(a, topo)) {
-      outcome.error = str("rank ", r, ": refused: ", *why);
-      return outcome;
-    }
-    ScheduleBuilder b(a, r, p, options.shared_bytes);
-    try {
-      algo.build(b);
-      rk.schedule = std::make_shared<const Schedule>(b.finish());
-    } catch (const Error& e) {
-      outcome.error = str("rank ", r, ": build failed: ", e.what());
-      return outcome;
-    }
-    const BufferShape shape = buffer_shape(a, r, p);
-    if (options.check_hazards) {
-      std::optional<InPlaceLayout> aliasing;
-      if (a.in_place) aliasing = in_place_layout(a, r);
-      if (auto hazard = find_round_hazards(*rk.schedule, shape.has_input ? shape.input_bytes : 0,
-                                           shape.has_output ? shape.output_bytes : 0, aliasing)) {
-        outcome.error = str("rank ", r, ": ", *hazard);
-        return outcome;
-      }
-    }
-    outcome.max_rounds = std::max(outcome.max_rounds, rk.schedule->rounds.size());
-    outcome.messages += rk.schedule->message_count();
-
-    // Output starts as garbage (alltoallv: zeros, its gaps are never written).
-    const char fill = a.coll == Collective::Alltoallv ? 0 : static_cast<char>(0xcd);
-    Buffers bufs;
-    if (a.coll == Collective::Bcast) {
-      rk.output = r == a.root ? inputs[r] : Bytes(shape.output_bytes, fill);
-      bufs.output = rk.output.data();
-    } else if (a.in_place && a.coll == Collective::Scatter) {
-      if (r == a.root) {
-        rk.input = inputs[r];
-        bufs.input = rk.input.data();
-        bufs.output = rk.input.data() + in_place_layout(a, r).offset;
-      } else {
-        rk.output = Bytes(shape.output_bytes, fill);
-        bufs.output = rk.output.data();
-      }
-    } else if (a.in_place && ((a.coll != Collective::Reduce && a.coll != Collective::Gather) ||
-                               r == a.root)) {
-      // Input lives inside the output; the output is larger or equal.
-      const InPlaceLayout where = in_place_layout(a, r);
-      rk.output = Bytes(std::max(shape.output_bytes, shape.input_bytes), fill);
-      if (!inputs[r].empty())  // an empty vector's data() may be null
-        std::memcpy(rk.output.data() + where.offset, inputs[r].data(), inputs[r].size());
-      bufs.output = rk.output.data();
-      bufs.input = rk.output.data() + where.offset;
-    } else {
-      if (shape.has_input) {
-        rk.input = inputs[r];
-        bufs.input = rk.input.data();
-      }
-      if (shape.has_output) {
-        rk.output = Bytes(shape.output_bytes, fill);
-        bufs.output = rk.output.data();
-      }
-    }
-    rk.scratch = Bytes(rk.schedule->scratch_bytes, static_cast<char>(0xab));
-    bufs.scratch = rk.scratch.data();
-    bufs.shared = &ports[r];
-    rk.transport = std::make_unique<SimTransport>(net, r);
-    rk.run = std::make_unique<ScheduleRun>(*rk.transport, rk.schedule, bufs, 7);
+    ports.emplace_back(&segment, r);
+    transports.push_back(std::make_unique<SimTransport>(net, r));
   }
-
+  // calls x ranks, each rank's runs created in call order (as a program
+  // starts them, which is what the shared segment's parity sequence needs).
+  std::vector<std::vector<RankCall>> runs(calls.size());
+  for (size_t c = 0; c < calls.size(); ++c) {
+    runs[c].resize(static_cast<size_t>(p));
+    for (int r = 0; r < p; ++r) {
+      const std::string error = prepare(calls[c], r, options, *transports[r], ports[r], runs[c][r]);
+      if (!error.empty()) return failed(calls.size() > 1 ? str("call ", c, ": ", error) : error);
+      outcomes[c].max_rounds = std::max(outcomes[c].max_rounds, runs[c][r].schedule->rounds.size());
+      outcomes[c].messages += runs[c][r].schedule->message_count();
+    }
+  }
+  // The call each rank is in (calls.size() once it is done).
+  std::vector<size_t> current(static_cast<size_t>(p), 0);
+  auto skip_finished = [&](int r) {
+    while (current[r] < calls.size() && runs[current[r]][r].run->finished() &&
+           runs[current[r]][r].run->status() == TUTTI_SUCCESS)
+      ++current[r];
+  };
+  auto done = [&](int r) {
+    return current[r] == calls.size() ||
+           (runs[current[r]][r].run->finished() && runs[current[r]][r].run->status() != TUTTI_SUCCESS);
+  };
   auto describe_waiting = [&] {
     std::string who;
     for (int r = 0; r < p; ++r)
-      if (!ranks[r].run->finished()) {
-        who += str(" rank ", r, " (round ", ranks[r].run->round(), ", waiting for");
-        for (int peer : ranks[r].run->waiting_for()) who += str(" ", peer);
+      if (!done(r)) {
+        const ScheduleRun& run = *runs[current[r]][r].run;
+        who += str(" rank ", r, " (", calls.size() > 1 ? str("call ", current[r], ", ") : "",
+                   "round ", run.round(), ", waiting for");
+        for (int peer : run.waiting_for()) who += str(" ", peer);
         who += ")";
       }
     return who;
   };
 
   if (options.threaded) {
-    // Each rank progresses its own transport and schedule, like a process.
+    // Each rank progresses its own transport and schedules, like a process.
     std::atomic<bool> stop{false};
-    std::atomic<int> done{0};
+    std::atomic<int> finished{0};
     std::vector<std::thread> threads;
-    for (Rank& rk : ranks)
-      threads.emplace_back([&rk, &stop, &done] {
-        while (!rk.run->finished() && !stop.load(std::memory_order_relaxed)) {
-          rk.transport->progress();
-          if (!rk.run->advance()) std::this_thread::yield();
+    for (int r = 0; r < p; ++r)
+      threads.emplace_back([&, r] {
+        while (!stop.load(std::memory_order_relaxed)) {
+          skip_finished(r);
+          if (done(r)) break;
+          transports[r]->progress();
+          if (!runs[current[r]][r].run->advance()) std::this_thread::yield();
         }
-        done.fetch_add(1);
+        finished.fetch_add(1);
       });
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration<double>(options.threaded_deadline_s);
-    while (done.load() < p && std::chrono::steady_clock::now() < deadline)
+    while (finished.load() < p && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     stop.store(true);
     for (std::thread& t : threads) t.join();
-  }
-
-  // Drive all ranks until they finish; a sweep in which no message moves and
-  // nobody finishes a round means the schedules wait on each other forever.
-  while (!options.threaded) {
-    const uint64_t delivered_before = net.messages_delivered();
-    bool all_done = true, moved = false;
-    for (Rank& rk : ranks) {
-      if (rk.run->finished()) continue;
-      const size_t before = rk.run->round();
-      if (rk.run->advance() || rk.run->round() != before) moved = true;
-      all_done = all_done && rk.run->finished();
-    }
-    if (all_done) break;
-    if (!moved && net.messages_delivered() == delivered_before) {
-      outcome.error = str("deadlock:", describe_waiting());
-      return outcome;
-    }
-  }
-  if (options.threaded) {
-    bool all_done = true;
-    for (Rank& rk : ranks) all_done = all_done && rk.run->finished();
-    if (!all_done) {
-      outcome.error = str("no progress in ", options.threaded_deadline_s, " s:", describe_waiting());
-      return outcome;
+    for (int r = 0; r < p; ++r)
+      if (!done(r)) return failed(str("no progress in ", options.threaded_deadline_s, " s:", describe_waiting()));
+  } else {
+    // Drive all ranks until they finish; a sweep in which no message moves
+    // and nobody finishes a round means the schedules wait on each other
+    // forever.
+    for (;;) {
+      const uint64_t delivered_before = net.messages_delivered();
+      bool all_done = true, moved = false;
+      for (int r = 0; r < p; ++r) {
+        skip_finished(r);
+        if (done(r)) continue;
+        ScheduleRun& run = *runs[current[r]][r].run;
+        const size_t before = run.round();
+        if (run.advance() || run.round() != before) moved = true;
+        skip_finished(r);
+        all_done = all_done && done(r);
+      }
+      if (all_done) break;
+      if (!moved && net.messages_delivered() == delivered_before)
+        return failed(str("deadlock:", describe_waiting()));
     }
   }
-  for (int r = 0; r < p; ++r) {
-    if (ranks[r].run->status() != TUTTI_SUCCESS) {
-      outcome.error = str("rank ", r, ": ", ranks[r].run->error());
-      return outcome;
-    }
+  for (size_t c = 0; c < calls.size(); ++c)
+    for (int r = 0; r < p; ++r)
+      if (runs[c][r].run->status() != TUTTI_SUCCESS)
+        return failed(str(calls.size() > 1 ? str("call ", c, ": ") : "", "rank ", r, ": ",
+                          runs[c][r].run->error()));
+  if (net.in_flight() != 0) return failed(str(net.in_flight(), " messages were sent and never received"));
+  for (size_t c = 0; c < calls.size(); ++c) {
+    std::vector<RankCall*> per_rank;
+    for (RankCall& rc : runs[c]) per_rank.push_back(&rc);
+    outcomes[c].outputs = outputs_of(calls[c], per_rank);
   }
-  if (net.in_flight() != 0) {
-    outcome.error = str(net.in_flight(), " messages were sent and never received");
-    return outcome;
-  }
-  for (int r = 0; r < p; ++r) {
-    const CollArgs& a = args[r];
-    const BufferShape shape = buffer_shape(a, r, p);
-    if (!shape.has_output) continue;
-    if (a.in_place && a.coll == Collective::Scatter && r == a.root) {
-      const size_t off = in_place_layout(a, r).offset;
-      outcome.outputs.push_back(Bytes(ranks[r].input.begin() + static_cast<long>(off),
-                                      ranks[r].input.begin() +
-                                          static_cast<long>(off + shape.output_bytes)));
-      continue;
-    }
-    Bytes& out = ranks[r].output;
-    out.resize(shape.output_bytes);
-    outcome.outputs.push_back(out);
-  }
-  // Fill the non-significant slots so outputs[r] is rank r's.
-  std::vector<Bytes> by_rank(static_cast<size_t>(p));
-  size_t next = 0;
-  for (int r = 0; r < p; ++r)
-    if (buffer_shape(args[r], r, p).has_output) by_rank[r] = std::move(outcome.outputs[next++]);
-  outcome.outputs = std::move(by_rank);
-  return outcome;
+  return outcomes;
 }
 
 }  // namespace tutti::testing

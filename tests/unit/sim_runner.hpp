@@ -38,4 +38,18 @@ struct SimOutcome {
 SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>& args,
                       const std::vector<Bytes>& inputs, const SimOptions& options = {});
 
+// One collective of a sequence: as for run_in_sim.
+struct SimCall {
+  const algos::Algorithm* algo;
+  std::vector<CollArgs> args;
+  std::vector<Bytes> inputs;
+};
+
+// Runs `calls` one after another on every rank of one job (one network, one
+// shared segment, each rank starting its next call as soon as its last one
+// finished), as a program calls collectives in a row. Returns one outcome
+// per call; on failure the first outcome holds the error.
+std::vector<SimOutcome> run_sequence_in_sim(const std::vector<SimCall>& calls,
+                                            const SimOptions& options = {});
+
 }  // namespace tutti::testing

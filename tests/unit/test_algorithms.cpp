@@ -5,6 +5,8 @@
 // forced into small pipeline chunks so the multi-chunk paths run too.
 #include <catch2/catch.hpp>
 
+#include <optional>
+#include <random>
 #include <thread>
 
 #include "sim_runner.hpp"
@@ -27,9 +29,14 @@ std::string describe_case(const algos::Algorithm& algo, const Case& c) {
 
 bool can_be_in_place(Collective c) { return c != Collective::Bcast && c != Collective::Barrier; }
 
-// Runs one case; returns an error description or "". `ran` tells whether
-// the algorithm accepted the case at all.
-std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed, bool& ran) {
+// Rank arguments, inputs and expected outputs of one case.
+struct PreparedCase {
+  SimCall call;
+  std::vector<Bytes> want;
+};
+
+// Null if the algorithm refuses the case.
+std::optional<PreparedCase> prepare_case(const algos::Algorithm& algo, const Case& c, uint64_t seed) {
   const int p = c.nranks;
   std::vector<CollArgs> args(static_cast<size_t>(p), c.args);
   std::vector<AlltoallvLayout> layouts;
@@ -41,10 +48,7 @@ std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed,
   if (has_root(c.args.coll))
     for (int r = 0; r < p; ++r) args[r].in_place = c.args.in_place && r == c.args.root;
 
-  ran = false;
-  if (auto why = algo.refuse(args[0], Topology::single_node(p, SimOptions{}.shared_bytes)))
-    return "";  // not claimed
-  ran = true;
+  if (algo.refuse(args[0], Topology::single_node(p, SimOptions{}.shared_bytes))) return std::nullopt;
 
   std::vector<Bytes> inputs;
   for (int r = 0; r < p; ++r) {
@@ -55,18 +59,33 @@ std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed,
   }
   // Reference inputs: rooted collectives with absent inputs still need a
   // placeholder of the right size for the reference computation.
-  const std::vector<Bytes> want = reference_outputs(args, inputs);
-  SimOptions options;
-  options.mode = c.mode;
-  options.threaded = c.threaded;
-  const SimOutcome got = run_in_sim(algo, args, inputs, options);
-  if (!got.error.empty()) return got.error;
-  for (int r = 0; r < p; ++r) {
+  std::vector<Bytes> want = reference_outputs(args, inputs);
+  return PreparedCase{SimCall{&algo, std::move(args), std::move(inputs)}, std::move(want)};
+}
+
+// The first rank whose output differs from the reference, described; or "".
+std::string compare_outputs(const SimOutcome& got, const std::vector<Bytes>& want, Datatype dtype) {
+  for (size_t r = 0; r < want.size(); ++r) {
     std::string detail;
-    if (first_difference(got.outputs[r], want[r], c.args.dtype, &detail) >= 0)
+    if (first_difference(got.outputs[r], want[r], dtype, &detail) >= 0)
       return str("rank ", r, ": ", detail);
   }
   return "";
+}
+
+// Runs one case; returns an error description or "". `ran` tells whether
+// the algorithm accepted the case at all.
+std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed, bool& ran) {
+  const std::optional<PreparedCase> prepared = prepare_case(algo, c, seed);
+  ran = prepared.has_value();
+  if (!ran) return "";  // not claimed
+  SimOptions options;
+  options.mode = c.mode;
+  options.threaded = c.threaded;
+  const SimCall& call = prepared->call;
+  const SimOutcome got = run_in_sim(*call.algo, call.args, call.inputs, options);
+  if (!got.error.empty()) return got.error;
+  return compare_outputs(got, prepared->want, c.args.dtype);
 }
 
 std::vector<size_t> counts_for(int p, bool small) {
@@ -172,6 +191,50 @@ void check_algorithm(const algos::Algorithm& algo) {
   CHECK(accepted * 8 > cases);
 }
 
+// A program calls collectives in a row on one communicator. The
+// shared-memory algorithms hand the segment on without a closing
+// synchronisation (parities alternate across calls, shm_common.hpp), with
+// other algorithms' messages in between. The deterministic sweep lets each
+// rank run as far ahead into its next calls as it can, which is where a
+// rank reusing slots its peers still read would corrupt a result.
+std::string run_sequence(int p, uint64_t seed, bool threaded) {
+  std::mt19937_64 rng(seed);
+  std::vector<const algos::Algorithm*> pool;
+  for (const algos::Algorithm& algo : algos::all_algorithms())
+    if (!algo.is_mpi() &&
+        (algo.name == "shm" || algo.name == "ring" || algo.coll == Collective::Barrier))
+      pool.push_back(&algo);
+  const size_t counts[] = {0, 1, 7, 33, 500, 3001};
+  std::vector<PreparedCase> cases;
+  while (cases.size() < 16) {
+    const algos::Algorithm& algo = *pool[rng() % pool.size()];
+    Case c;
+    c.nranks = p;
+    c.args.coll = algo.coll;
+    c.args.count = algo.coll == Collective::Barrier ? 0 : counts[rng() % std::size(counts)];
+    c.args.dtype = kAllDatatypes[rng() % kNumDatatypes];
+    c.args.op = is_reduction(algo.coll) ? kAllOps[rng() % kNumOps] : Op::Sum;
+    c.args.root = static_cast<int>(rng() % static_cast<uint64_t>(p));
+    c.args.in_place = can_be_in_place(algo.coll) && rng() % 2 == 0;
+    // Small chunks: odd and even numbers of chunks per call.
+    c.args.params.chunk_bytes = rng() % 2 ? 64 * (1 + rng() % 4) : 0;
+    if (auto prepared = prepare_case(algo, c, seed * 100 + cases.size()))
+      cases.push_back(std::move(*prepared));
+  }
+  std::vector<SimCall> calls;
+  for (const PreparedCase& pc : cases) calls.push_back(pc.call);
+  SimOptions options;
+  options.threaded = threaded;
+  const std::vector<SimOutcome> got = run_sequence_in_sim(calls, options);
+  if (!got.front().error.empty()) return got.front().error;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CollArgs& a = cases[i].call.args.front();
+    const std::string diff = compare_outputs(got[i], cases[i].want, a.dtype);
+    if (!diff.empty()) return str("call ", i, " (", cases[i].call.algo->name, " ", describe(a), "): ", diff);
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("every algorithm matches the reference in the simulator", "[algorithms][sim]") {
@@ -208,6 +271,22 @@ TEST_CASE("every algorithm is right with ranks running concurrently", "[threads]
       }
     }
   }
+}
+
+TEST_CASE("collectives in a row reuse the shared segment safely", "[algorithms][sim]") {
+  for (int p : {2, 3, 4, 5, 8})
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      const std::string error = run_sequence(p, seed, false);
+      if (!error.empty()) FAIL("nranks=" << p << " seed=" << seed << ": " << error);
+    }
+}
+
+TEST_CASE("collectives in a row reuse the shared segment safely on threads", "[threads]") {
+  for (int p : {2, 3, 4, 5, 8})
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      const std::string error = run_sequence(p, seed, true);
+      if (!error.empty()) FAIL("nranks=" << p << " seed=" << seed << ": " << error);
+    }
 }
 
 // Independent jobs on different threads share nothing but tutti's global
