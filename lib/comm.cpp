@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 
 #include "log.hpp"
 #include "mpi_collective.hpp"
@@ -63,9 +64,18 @@ Topology discover_topology(MPI_Comm comm) {
             "MPI_Comm_split_type");
   // A node is named by the lowest rank on it.
   int leader = comm_rank(comm);
-  const int rc = MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local);
+  int rc = MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local);
+  // The CPUs the node's ranks may run on: the union of their masks.
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) CPU_ZERO(&cpus);  // unknown: not oversubscribed
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus), MPI_BYTE, MPI_BOR, local);
+  const int local_ranks = comm_size(local);
   MPI_Comm_free(&local);
-  check_mpi(rc, "MPI_Allreduce (node leader)");
+  check_mpi(rc, "MPI_Allreduce (node leader, CPUs)");
+  const int node_cpus = CPU_COUNT(&cpus);
+  t.oversubscribed = node_cpus > 0 && local_ranks > node_cpus;
   std::vector<int> leaders(static_cast<size_t>(t.nranks));
   check_mpi(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm),
             "MPI_Allgather (node leaders)");
@@ -90,6 +100,10 @@ Comm::Comm(MPI_Comm mpi_comm)
       config_(Config::from_environment(TUTTI_HAVE_UCX)),
       dispatcher_(make_dispatcher(mpi_comm_, config_, discover_topology(mpi_comm_))) {
   forced_ = config_.forced;
+  // More ranks than CPUs on this node: a spinning rank takes the CPU its
+  // peer needs to make progress, so waits yield at once (unless TUTTI_SPIN
+  // says otherwise).
+  if (topology().oversubscribed && !config_.spin_set) config_.spin_before_yield = 0;
 #if TUTTI_HAVE_UCX
   if (config_.transport == TransportKind::Ucx) {
     auto ucx = std::make_unique<UcxTransport>(mpi_comm_, config_.ucx_peer_errors);
@@ -174,16 +188,24 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args, Plan& uncached) {
     return uncached;
   }
   const CallKey key{args.coll, args.count, args.dtype, args.op, args.root, args.in_place, args.memory};
-  auto it = plans_.find(key);
-  if (it != plans_.end()) {
-    if (it->second.schedule) ++stats_.schedule_cache_hits;
-    return it->second;
+  // Loops mostly repeat one call: compare with the last before hashing.
+  if (!last_plan_ || !(last_key_ == key)) {
+    auto it = plans_.find(key);
+    if (it == plans_.end()) {
+      Plan plan;
+      make(plan);  // may throw: nothing is cached then
+      constexpr size_t kMaxCachedPlans = 1024;
+      if (plans_.size() >= kMaxCachedPlans) plans_.clear();
+      it = plans_.emplace(key, std::move(plan)).first;
+    } else if (it->second.schedule) {
+      ++stats_.schedule_cache_hits;
+    }
+    last_key_ = key;
+    last_plan_ = &it->second;  // map nodes stay put until the map is cleared
+  } else if (last_plan_->schedule) {
+    ++stats_.schedule_cache_hits;
   }
-  constexpr size_t kMaxCachedPlans = 1024;
-  if (plans_.size() >= kMaxCachedPlans) plans_.clear();
-  Plan& plan = plans_[key];
-  make(plan);
-  return plan;
+  return *last_plan_;
 }
 
 std::string Comm::forced_origin(Collective coll) const {
@@ -327,7 +349,13 @@ void Comm::set_stream(CUstream_st* stream) {
 }
 
 int Comm::progress() {
-  const int events = transport_->progress();
+  // Shared-memory schedules only poll flags: while nothing in flight needs
+  // the transport, poll it only now and then (it still gets to take in
+  // messages that arrive early), which keeps the flag polling tight.
+  bool transport_needed = (++progress_calls_ & 63) == 0;
+  for (size_t i = 0; i < active_.size() && !transport_needed; ++i)
+    transport_needed = active_[i]->uses_transport();
+  const int events = transport_needed ? transport_->progress() : 0;
   // Operations may complete in any order; keep the others.
   for (size_t i = 0; i < active_.size();) {
     if (active_[i]->poll()) {
@@ -349,7 +377,10 @@ int Comm::progress() {
 }
 
 Status Comm::wait(Operation& op, double timeout_s) {
-  const auto start = Clock::now();
+  // The clock is read only where needed: a small call finishes in less time
+  // than two reads take. The timeout counts from the first check.
+  std::optional<Clock::time_point> start;
+  if (config_.debug.calls) start = Clock::now();
   int idle = 0;
   uint64_t iterations = 0;
   while (!op.finished()) {
@@ -363,8 +394,9 @@ Status Comm::wait(Operation& op, double timeout_s) {
       // Stuck, perhaps because another rank aborted: ask now and then.
       if ((idle & 63) == 0 && poll_remote_abort()) continue;
     }
-    if (timeout_s > 0 && (++iterations & 63) == 0 &&
-        std::chrono::duration<double>(Clock::now() - start).count() > timeout_s) {
+    if (timeout_s > 0 && (++iterations & 63) == 0 && !start) start = Clock::now();
+    if (timeout_s > 0 && (iterations & 63) == 0 &&
+        std::chrono::duration<double>(Clock::now() - *start).count() > timeout_s) {
       std::vector<int> waiting = op.waiting_for();  // one entry per message
       std::sort(waiting.begin(), waiting.end());
       waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
@@ -384,7 +416,7 @@ Status Comm::wait(Operation& op, double timeout_s) {
   }
   if (config_.debug.calls && rank_ == 0)
     log_line(rank_, str(op.description(), ": ",
-                        std::chrono::duration<double, std::micro>(Clock::now() - start).count(),
+                        std::chrono::duration<double, std::micro>(Clock::now() - *start).count(),
                         " us waited", op.status() == TUTTI_SUCCESS ? "" : ", failed"));
   if (op.status() != TUTTI_SUCCESS) {
     if (op.status() == TUTTI_ERR_TRANSPORT) {
@@ -459,6 +491,7 @@ void Comm::force_algorithm(Collective coll, std::string name) {
   forced_by_api_[c] = !name.empty();
   forced_[c] = name.empty() ? config_.forced[c] : std::move(name);
   plans_.clear();  // cached decisions may name another algorithm now
+  last_plan_ = nullptr;
 }
 
 }  // namespace tutti

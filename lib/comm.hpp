@@ -142,6 +142,8 @@ class Comm {
   std::array<std::string, kNumCollectives> forced_;
   std::array<bool, kNumCollectives> forced_by_api_{};
   std::unordered_map<CallKey, Plan, CallKeyHash> plans_;
+  CallKey last_key_{};
+  const Plan* last_plan_ = nullptr;  // plans_'s entry for last_key_
   ScratchPool scratch_;
 #if TUTTI_HAVE_CUDA
   ScratchPool device_scratch_;  // for schedules on device buffers
@@ -156,6 +158,7 @@ class Comm {
   std::shared_ptr<Operation> shm_holder_;
   std::deque<std::shared_ptr<Operation>> shm_waiting_;
   uint32_t next_seq_ = 0;
+  uint64_t progress_calls_ = 0;
   CommStats stats_;
   std::string_view last_algorithm_ = "";
   std::set<std::pair<int, int>> logged_decisions_;  // (collective, log2 size bucket)

@@ -88,6 +88,7 @@ Config Config::from_environment(bool have_ucx) {
     if (spin > kMaxSpin)
       fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_SPIN='", v, "': at most ", kMaxSpin, " polls");
     cfg.spin_before_yield = static_cast<int>(spin);
+    cfg.spin_set = true;
   }
   for (Collective c : kAllCollectives) {
     const std::string name = algo_env_name(c);

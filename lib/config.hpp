@@ -25,6 +25,7 @@ struct Config {
   double timeout_s = 300;
   // TUTTI_SPIN: idle progress polls before a waiting rank yields its core.
   int spin_before_yield = 200;
+  bool spin_set = false;  // TUTTI_SPIN was given
   // TUTTI_ALGO_<COLLECTIVE>: forced algorithm per collective ("" = none).
   std::array<std::string, kNumCollectives> forced;
   std::string tune;         // TUTTI_TUNE: inline tuning rules

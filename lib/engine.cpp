@@ -1,5 +1,7 @@
 #include "engine.hpp"
 
+#include <cstring>
+
 #include "memory.hpp"
 
 namespace tutti {
@@ -97,7 +99,7 @@ bool ScheduleRun::post_round() {
       c.reset();
       handled_[slot] = 0;
       if (s.kind == StepKind::ShmSignal) {
-        bufs_.shared->signal(s.peer);
+        bufs_.shared->signal(s.peer, s.bytes ? address(s.src) : nullptr, s.bytes);
         c.done = true;
         continue;
       }
@@ -165,6 +167,8 @@ bool ScheduleRun::advance() {
       if (handled_[slot]) continue;
       const Step& step = sched.steps[i];
       if (step.kind == StepKind::ShmWait && !c.done && bufs_.shared->reached(step.peer, c.bytes)) {
+        if (step.bytes && !cancelling_)  // data carried in the flag line
+          std::memcpy(address(step.dst), bufs_.shared->payload(step.peer, c.bytes), step.bytes);
         c.done = true;
         c.bytes = 0;
       }

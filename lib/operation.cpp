@@ -11,6 +11,7 @@ ScheduleOp::ScheduleOp(const OpLabel& label, Transport& transport,
                        std::shared_ptr<const Schedule> schedule, Buffers bufs, uint32_t seq,
                        ScratchLease scratch)
     : Operation(label),
+      uses_transport_(schedule->uses_transport),
       scratch_(std::move(scratch)),
       run_(transport, std::move(schedule),
            [&] {

@@ -38,6 +38,9 @@ class Operation {
   virtual void cancel(Status why, const std::string& message) = 0;
   // Peers this rank still waits for (for timeout messages), if known.
   virtual std::vector<int> waiting_for() const { return {}; }
+  // Whether it needs the transport's progress to finish (a shared-memory
+  // schedule does not).
+  virtual bool uses_transport() const { return true; }
 
   Status status() const { return status_; }
   const std::string& error() const { return error_; }
@@ -75,8 +78,10 @@ class ScheduleOp : public Operation {
   bool advance() override;
   void cancel(Status why, const std::string& message) override;
   std::vector<int> waiting_for() const override { return run_.waiting_for(); }
+  bool uses_transport() const override { return uses_transport_; }
 
  private:
+  bool uses_transport_;
   ScratchLease scratch_;
   ScheduleRun run_;
 };

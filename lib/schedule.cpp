@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "shared_segment.hpp"
 #include "status.hpp"
 
 namespace tutti {
@@ -142,16 +143,24 @@ void ScheduleBuilder::wait_signal(int peer) {
   comm_.push_back({.kind = StepKind::Recv, .peer = peer, .bytes = 0});
 }
 
-void ScheduleBuilder::shm_signal(int peer) {
+void ScheduleBuilder::shm_signal(int peer, BufRef src, size_t bytes) {
   check_peer(peer);
+  check_inline(bytes);
   sched_.uses_shared = true;
-  comm_.push_back({.kind = StepKind::ShmSignal, .peer = peer});
+  comm_.push_back({.kind = StepKind::ShmSignal, .peer = peer, .bytes = bytes, .src = src});
 }
 
-void ScheduleBuilder::shm_wait(int peer) {
+void ScheduleBuilder::shm_wait(int peer, BufRef dst, size_t bytes) {
   check_peer(peer);
+  check_inline(bytes);
   sched_.uses_shared = true;
-  comm_.push_back({.kind = StepKind::ShmWait, .peer = peer});
+  comm_.push_back({.kind = StepKind::ShmWait, .peer = peer, .bytes = bytes, .dst = dst});
+}
+
+void ScheduleBuilder::check_inline(size_t bytes) const {
+  if (bytes > SharedSegment::kInlineBytes)
+    fail(TUTTI_ERR_INTERNAL, "a shared-memory signal carries at most ", SharedSegment::kInlineBytes,
+         " bytes, not ", bytes);
 }
 
 void ScheduleBuilder::copy(BufRef dst, BufRef src, size_t bytes) {
@@ -190,6 +199,8 @@ Schedule ScheduleBuilder::finish() {
   // k-th send to b here matches the k-th receive from us at b.
   std::map<int, uint32_t> sent, received;
   for (Step& s : sched_.steps) {
+    if (s.kind == StepKind::Send || s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce)
+      sched_.uses_transport = true;
     if (s.kind == StepKind::Send)
       s.msg_index = sent[s.peer]++;
     else if (s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce)
@@ -212,8 +223,12 @@ std::string to_string(const Step& s) {
     case StepKind::Reduce:
       return str("reduce ", s.bytes, "B ", ref(s.dst), " = ", ref(s.src), " op ", ref(s.aux));
     case StepKind::Divide: return str("divide ", s.bytes, "B ", ref(s.dst));
-    case StepKind::ShmSignal: return str("shm_signal -> rank ", s.peer);
-    case StepKind::ShmWait: return str("shm_wait <- rank ", s.peer);
+    case StepKind::ShmSignal:
+      return s.bytes ? str("shm_signal ", s.bytes, "B ", ref(s.src), " -> rank ", s.peer)
+                     : str("shm_signal -> rank ", s.peer);
+    case StepKind::ShmWait:
+      return s.bytes ? str("shm_wait ", s.bytes, "B ", ref(s.dst), " <- rank ", s.peer)
+                     : str("shm_wait <- rank ", s.peer);
   }
   return kind_name(s.kind);
 }
@@ -248,8 +263,10 @@ std::optional<std::string> find_round_hazards(const Schedule& sched, size_t inpu
     const Step& s = sched.steps[i];
     bool bad = false;
     switch (s.kind) {
-      case StepKind::Send: bad = out_of_bounds(s.src, s.bytes); break;
+      case StepKind::Send:
+      case StepKind::ShmSignal: bad = out_of_bounds(s.src, s.bytes); break;
       case StepKind::Recv:
+      case StepKind::ShmWait:
       case StepKind::Divide: bad = out_of_bounds(s.dst, s.bytes); break;
       case StepKind::Copy: bad = out_of_bounds(s.dst, s.bytes) || out_of_bounds(s.src, s.bytes); break;
       case StepKind::Reduce:
@@ -257,8 +274,6 @@ std::optional<std::string> find_round_hazards(const Schedule& sched, size_t inpu
         bad = out_of_bounds(s.dst, s.bytes) || out_of_bounds(s.src, s.bytes) ||
               out_of_bounds(s.aux, s.bytes);
         break;
-      case StepKind::ShmSignal:
-      case StepKind::ShmWait: break;
     }
     if (bad) return str("step ", i, " (", to_string(s), ") is outside its buffer");
   }
@@ -275,8 +290,10 @@ std::optional<std::string> find_round_hazards(const Schedule& sched, size_t inpu
         return Range{r.kind, r.offset, r.offset + s.bytes, i};
       };
       switch (s.kind) {
-        case StepKind::Send: reads.push_back(range(s.src)); break;
-        case StepKind::Recv: writes.push_back(range(s.dst)); break;
+        case StepKind::Send:
+        case StepKind::ShmSignal: reads.push_back(range(s.src)); break;
+        case StepKind::Recv:
+        case StepKind::ShmWait: writes.push_back(range(s.dst)); break;
         case StepKind::RecvReduce:
           writes.push_back(range(s.aux));
           writes.push_back(range(s.dst));

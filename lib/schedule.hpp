@@ -26,9 +26,11 @@
 //     bytes for every rank. shm_signal(peer) tells `peer` that everything
 //     this rank wrote before it (in earlier rounds or this round's local
 //     steps) is visible; shm_wait(peer) completes once the matching signal
-//     came. Signals and waits are communication steps (they run after the
-//     round's local steps); the n-th signal from a to b matches b's n-th wait
-//     for a. A communicator runs one shared-memory schedule at a time.
+//     came. A signal may carry up to SharedSegment::kInlineBytes of data,
+//     which the matching wait writes to its destination. Signals and waits
+//     are communication steps (they run after the round's local steps); the
+//     n-th signal from a to b matches b's n-th wait for a, and every rank
+//     signals every other before waiting (see shared_segment.hpp). A communicator runs one shared-memory schedule at a time.
 //     Shared offsets below shared_half_bytes(capacity) are the half of
 //     parity 0; begin_shm_chunk() says which parity a chunk uses, and the
 //     engine swaps the halves when the communicator's sequence of chunks is
@@ -65,8 +67,8 @@ struct Step {
   int peer = -1;           // Send, Recv, RecvReduce, ShmSignal, ShmWait
   uint32_t msg_index = 0;  // which message between this pair and direction
   size_t bytes = 0;
-  BufRef dst;  // Recv, RecvReduce, Copy, Reduce, Divide: what is written
-  BufRef src;  // Send: what is sent; Copy: source; Reduce, RecvReduce: first operand
+  BufRef dst;  // Recv, RecvReduce, Copy, Reduce, Divide, ShmWait: what is written
+  BufRef src;  // Send, ShmSignal: what is sent; Copy: source; Reduce, RecvReduce: first operand
   BufRef aux;  // Reduce: second operand; RecvReduce: landing area of the message
 
   bool is_communication() const {
@@ -87,6 +89,7 @@ struct Schedule {
   size_t shared_bytes = 0;    // extent of the shared segment it uses
   bool uses_shared = false;   // any Shared reference or shm signal/wait
   uint32_t shm_chunks = 0;    // chunks staged through the segment
+  bool uses_transport = false;  // any send or receive (shared-memory ones have none)
   uint32_t max_comm_per_round = 0;
   Datatype dtype = Datatype::Uint8;
   Op op = Op::Sum;
@@ -122,9 +125,10 @@ class ScheduleBuilder {
   // Zero-byte messages, for pure synchronisation (barrier).
   void signal(int peer);
   void wait_signal(int peer);
-  // Synchronisation through the shared segment (see the top of this file).
-  void shm_signal(int peer);
-  void shm_wait(int peer);
+  // Synchronisation through the shared segment (see the top of this file),
+  // carrying `bytes` (at most SharedSegment::kInlineBytes) from src to dst.
+  void shm_signal(int peer, BufRef src = {}, size_t bytes = 0);
+  void shm_wait(int peer, BufRef dst = {}, size_t bytes = 0);
   // Starts the next chunk staged through the shared segment; returns the
   // parity (0 or 1) of the slots it uses. Parities alternate.
   int begin_shm_chunk() { return static_cast<int>(sched_.shm_chunks++ % 2); }
@@ -145,6 +149,7 @@ class ScheduleBuilder {
   void add_local(Step step);
   void check_peer(int peer) const;
   void check_elements(size_t bytes, const char* what) const;
+  void check_inline(size_t bytes) const;
   void note_shared(const Step& step);
 
   const CollArgs& args_;

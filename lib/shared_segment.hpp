@@ -1,17 +1,26 @@
 // Memory shared by the ranks of one node, for the shared-memory algorithms
 // (lib/algos/*_shm.cpp): a data area every rank addresses by the same
-// offsets, and one flag per ordered pair of ranks for synchronisation that
-// costs a cache-line transfer instead of a message.
+// offsets, and flags for synchronisation that costs a cache-line transfer
+// instead of a message.
 //
-// Flag (to, from) is a counter written only by `from`: the n-th signal from
-// `from` to `to` stores n (release), and `to`'s n-th wait for `from` returns
-// once the counter reaches n (acquire), so everything `from` wrote before
-// signalling is visible to `to` after waiting.
+// Each ordered pair of ranks (to, from) has two flag lines, written only by
+// `from`: the n-th signal from `from` to `to` goes to line n % 2, which it
+// may first fill with up to kInlineBytes of data (small collectives send
+// their whole vector this way, so it arrives with the flag), then stores n
+// in the line's counter (release). `to`'s n-th wait for `from` returns once
+// that counter reaches n (acquire): everything `from` wrote before
+// signalling is visible, the line's data included.
+//
+// Line n % 2 is written again by signal n + 2. That is safe because every
+// shared-memory schedule synchronises fully (every rank signals every other,
+// then waits for all): between its signals n and n + 2 to `to`, `from`
+// waits for a signal `to` sends after it finished reading line n.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace tutti {
@@ -19,10 +28,12 @@ namespace tutti {
 class SharedSegment {
  public:
   static constexpr size_t kCacheLine = 64;
+  // Data a signal can carry in its flag line, after the 8-byte counter.
+  static constexpr size_t kInlineBytes = kCacheLine - sizeof(uint64_t);
 
   // Bytes needed for the flags of `nranks` ranks (the data area follows).
   static size_t flag_bytes(int nranks) {
-    return static_cast<size_t>(nranks) * static_cast<size_t>(nranks) * kCacheLine;
+    return static_cast<size_t>(nranks) * static_cast<size_t>(nranks) * 2 * kCacheLine;
   }
 
   // A view over `total_bytes` of zero-initialised shared memory at `base`.
@@ -35,12 +46,15 @@ class SharedSegment {
   }
   int nranks() const { return nranks_; }
 
-  std::atomic_ref<uint64_t> flag(int to, int from) const {
-    auto* p = reinterpret_cast<uint64_t*>(
-        base_ + (static_cast<size_t>(to) * static_cast<size_t>(nranks_) +
-                 static_cast<size_t>(from)) * kCacheLine);
-    return std::atomic_ref<uint64_t>(*p);
+  // The flag line of the n-th signal from `from` to `to`.
+  char* line(int to, int from, uint64_t n) const {
+    const size_t pair = static_cast<size_t>(to) * static_cast<size_t>(nranks_) + static_cast<size_t>(from);
+    return base_ + (pair * 2 + (n & 1)) * kCacheLine;
   }
+  static std::atomic_ref<uint64_t> counter(char* line) {
+    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(line));
+  }
+  static char* payload(char* line) { return line + sizeof(uint64_t); }
 
  private:
   char* base_;
@@ -76,11 +90,22 @@ class SharedPort {
     next_parity_ ^= chunks & 1;
     return swap;
   }
-  void signal(int peer) { segment_->flag(peer, rank_).store(++sent_[peer], std::memory_order_release); }
+  // Signals `peer`, carrying `bytes` (at most kInlineBytes) from `data`.
+  void signal(int peer, const void* data = nullptr, size_t bytes = 0) {
+    const uint64_t n = ++sent_[peer];
+    char* line = segment_->line(peer, rank_, n);
+    if (bytes) std::memcpy(SharedSegment::payload(line), data, bytes);
+    SharedSegment::counter(line).store(n, std::memory_order_release);
+  }
   // Reserves the next wait for `peer`: the flag value it completes at.
   uint64_t next_wait(int peer) { return ++waited_[peer]; }
   bool reached(int peer, uint64_t target) const {
-    return segment_->flag(rank_, peer).load(std::memory_order_acquire) >= target;
+    return SharedSegment::counter(segment_->line(rank_, peer, target)).load(std::memory_order_acquire) >=
+           target;
+  }
+  // The data carried by signal `target` from `peer`, once reached.
+  const char* payload(int peer, uint64_t target) const {
+    return SharedSegment::payload(segment_->line(rank_, peer, target));
   }
 
  private:

@@ -171,6 +171,7 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Allgather, 64 * K, kAny, "shm", 256 * K);
     add_one_node(Collective::ReduceScatter, 64 * K, kAny, "shm", 256 * K);
     add_one_node(Collective::Alltoall, 1 * M, kAny, "shm", 256 * K);
+    add_one_node(Collective::Barrier, 0, kAny, "shm", 0);
     // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes
     // the ones that move the fewest bytes per rank.
     add(Collective::Allreduce, 0, 16 * K, "recursive_doubling");

@@ -7,6 +7,8 @@
 //   Traffic:  one copy in and P copies out per rank; no messages.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk.
+//   Small:    blocks of at most 56 bytes go in the flag lines
+//             (shm_common.hpp): one synchronisation, no slots.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -20,7 +22,14 @@ void build(ScheduleBuilder& b) {
   const size_t m = a.count * b.elem_size();
   const BufRef mine = output(static_cast<size_t>(r) * m);
   if (!a.in_place) b.copy(mine, input(), m);
-  if (p == 1) return;
+  if (p == 1 || m == 0) return;
+  if (shm_fits_inline(m)) {
+    for (int q = 0; q < p; ++q)
+      if (q != r) b.shm_signal(q, mine, m);
+    for (int q = 0; q < p; ++q)
+      if (q != r) b.shm_wait(q, output(static_cast<size_t>(q) * m), m);
+    return;
+  }
   const ShmSlots slots = shm_slots(b);
   for (size_t off = 0; off < m; off += slots.slot) {
     const size_t c = std::min(slots.slot, m - off);

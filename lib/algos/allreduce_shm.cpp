@@ -11,14 +11,36 @@
 //             cache-line flag per pair of ranks.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk. Cost: chunks x (sync + P x chunk gamma).
-//   Best for mid-size to large vectors on few ranks per node; every rank
-//   reduces the whole vector, so the work grows with P.
+//   Small:    a vector of at most 56 bytes skips the slots: every rank
+//             sends it to every other in its flag line (shm_common.hpp), so
+//             the call is one synchronisation and one cache-line transfer
+//             per peer; scratch P x n.
+//   Best on few ranks per node; every rank reduces the whole vector, so
+//   the work grows with P.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
 namespace {
 
 Refusal refuse(const CollArgs& a, const Topology& topo) { return refuse_shm(a, topo, 1); }
+
+// Every rank's vector in scratch, by rank (its own copied first, so that
+// in place the output may be written while it is still read), then
+// reduced in rank order like the slots.
+void build_inline(ScheduleBuilder& b, size_t n) {
+  const int p = b.nranks(), r = b.rank();
+  const BufRef values = b.scratch(static_cast<size_t>(p) * n);
+  auto value = [&](int q) { return values + static_cast<size_t>(q) * n; };
+  b.copy(value(r), input(), n);
+  for (int q = 0; q < p; ++q)
+    if (q != r) b.shm_signal(q, input(), n);
+  for (int q = 0; q < p; ++q)
+    if (q != r) b.shm_wait(q, value(q), n);
+  b.end_round();
+  b.reduce(output(), value(0), value(1), n);
+  for (int q = 2; q < p; ++q) b.reduce(output(), output(), value(q), n);
+  b.finalize(output(), n);
+}
 
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
@@ -28,6 +50,8 @@ void build(ScheduleBuilder& b) {
     b.copy(output(), input(), n);
     return;
   }
+  if (n == 0) return;
+  if (shm_fits_inline(n)) return build_inline(b, n);
   const ShmSlots slots = shm_slots(b);
   for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);

@@ -6,6 +6,8 @@
 //   Traffic:  one copy in at the root, one copy out per rank; no messages.
 //   Scratch:  none; shared: 2 x P x chunk (only the root's slots are used).
 //   Rounds:   1-2 per chunk.
+//   Small:    a vector of at most 56 bytes goes from the root in the flag
+//             lines (shm_common.hpp): one synchronisation, no slots.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -17,7 +19,16 @@ void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
   const int p = b.nranks(), r = b.rank();
   const size_t n = a.count * b.elem_size();
-  if (p == 1) return;
+  if (p == 1 || n == 0) return;
+  if (shm_fits_inline(n)) {
+    // The root's signals carry the vector; the others' are plain (the
+    // synchronisation stays full, as the flag lines need).
+    for (int q = 0; q < p; ++q)
+      if (q != r) b.shm_signal(q, output(), r == a.root ? n : 0);
+    for (int q = 0; q < p; ++q)
+      if (q != r) b.shm_wait(q, output(), q == a.root ? n : 0);
+    return;
+  }
   const ShmSlots slots = shm_slots(b);
   for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);

@@ -8,12 +8,39 @@
 //             cache and writes n. No messages.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk.
+//   Small:    a vector of at most 56 bytes goes to the root in the flag
+//             lines (shm_common.hpp): one synchronisation; scratch P x n at
+//             the root.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
 namespace {
 
 Refusal refuse(const CollArgs& a, const Topology& topo) { return refuse_shm(a, topo, 1); }
+
+// The vectors travel to the root only; the others' signals are plain (the
+// synchronisation stays full, as the flag lines need).
+void build_inline(ScheduleBuilder& b, size_t n) {
+  const int p = b.nranks(), r = b.rank(), root = b.args().root;
+  if (r != root) {
+    for (int q = 0; q < p; ++q)
+      if (q != r) b.shm_signal(q, input(), q == root ? n : 0);
+    for (int q = 0; q < p; ++q)
+      if (q != r) b.shm_wait(q);
+    return;
+  }
+  const BufRef values = b.scratch(static_cast<size_t>(p) * n);
+  auto value = [&](int q) { return values + static_cast<size_t>(q) * n; };
+  b.copy(value(r), input(), n);
+  for (int q = 0; q < p; ++q)
+    if (q != r) b.shm_signal(q);
+  for (int q = 0; q < p; ++q)
+    if (q != r) b.shm_wait(q, value(q), n);
+  b.end_round();
+  b.reduce(output(), value(0), value(1), n);
+  for (int q = 2; q < p; ++q) b.reduce(output(), output(), value(q), n);
+  b.finalize(output(), n);
+}
 
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
@@ -23,6 +50,8 @@ void build(ScheduleBuilder& b) {
     b.copy(output(), input(), n);
     return;
   }
+  if (n == 0) return;
+  if (shm_fits_inline(n)) return build_inline(b, n);
   const ShmSlots slots = shm_slots(b);
   for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);

@@ -14,7 +14,7 @@ extern const Algorithm kGatherTree, kGatherLinear;
 extern const Algorithm kScatterTree, kScatterLinear;
 extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm;
 extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear;
-extern const Algorithm kBarrierDissemination;
+extern const Algorithm kBarrierDissemination, kBarrierShm;
 extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpiReduceScatter,
     kMpiGather, kMpiScatter, kMpiAlltoall, kMpiAlltoallv, kMpiBarrier;
 
@@ -30,7 +30,7 @@ const Algorithm* const kRegistry[] = {
     &kScatterTree, &kScatterLinear,
     &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm,
     &kAlltoallvPairwise, &kAlltoallvLinear,
-    &kBarrierDissemination,
+    &kBarrierDissemination, &kBarrierShm,
     // The MPI library's own collectives: the fallback for every collective.
     &kMpiAllreduce, &kMpiReduce, &kMpiBcast, &kMpiAllgather, &kMpiReduceScatter, &kMpiGather,
     &kMpiScatter, &kMpiAlltoall, &kMpiAlltoallv, &kMpiBarrier,

@@ -60,6 +60,11 @@ inline ShmSlots shm_slots(const ScheduleBuilder& b, size_t per_rank = 1) {
           shared_half_bytes(b.shared_capacity()), per_rank};
 }
 
+// Small calls skip the slots: their data rides in the flag lines
+// (SharedSegment::kInlineBytes per signal), so it arrives with the flag,
+// one cache-line transfer instead of two, in one full synchronisation.
+inline bool shm_fits_inline(size_t bytes) { return bytes <= SharedSegment::kInlineBytes; }
+
 // One round in which every rank tells every other that its earlier steps
 // are done, and waits to hear the same from all of them.
 inline void append_shm_sync_all(ScheduleBuilder& b) {

@@ -18,10 +18,32 @@ struct RankCall {
   std::unique_ptr<ScheduleRun> run;
 };
 
+// The node's shared segment, zeroed (flags start at 0), one port per rank;
+// allocated when a schedule first needs it (its flags grow as P^2).
+class SimSegment {
+ public:
+  SimSegment(int nranks, size_t data_bytes) : nranks_(nranks), data_bytes_(data_bytes) {}
+  SharedPort& port(int rank) {
+    if (!segment_) {
+      memory_.assign(SharedSegment::flag_bytes(nranks_) + data_bytes_, 0);
+      segment_ = std::make_unique<SharedSegment>(memory_.data(), memory_.size(), nranks_);
+      for (int r = 0; r < nranks_; ++r) ports_.emplace_back(segment_.get(), r);
+    }
+    return ports_[static_cast<size_t>(rank)];
+  }
+
+ private:
+  int nranks_;
+  size_t data_bytes_;
+  std::vector<char> memory_;
+  std::unique_ptr<SharedSegment> segment_;
+  std::vector<SharedPort> ports_;
+};
+
 // Builds and checks rank r's schedule for `call`; sets up its buffers and
 // starts its run. Returns an error description or "".
 std::string prepare(const SimCall& call, int r, const SimOptions& options, SimTransport& transport,
-                    SharedPort& port, RankCall& rc) {
+                    SimSegment& segment, RankCall& rc) {
   const int p = static_cast<int>(call.args.size());
   const CollArgs& a = call.args[r];
   if (auto why = call.algo->refuse(a, Topology::single_node(p, options.shared_bytes)))
@@ -79,7 +101,7 @@ std::string prepare(const SimCall& call, int r, const SimOptions& options, SimTr
   }
   rc.scratch = Bytes(rc.schedule->scratch_bytes, static_cast<char>(0xab));
   bufs.scratch = rc.scratch.data();
-  bufs.shared = &port;
+  if (rc.schedule->uses_shared) bufs.shared = &segment.port(r);
   rc.run = std::make_unique<ScheduleRun>(transport, rc.schedule, bufs, 7);
   return "";
 }
@@ -121,22 +143,16 @@ std::vector<SimOutcome> run_sequence_in_sim(const std::vector<SimCall>& calls,
   if (calls.empty()) return outcomes;
   const int p = static_cast<int>(calls.front().args.size());
   SimNetwork net(p, options.mode, options.threaded);
-  // The node's shared segment, zeroed (flags start at 0), one port per rank.
-  std::vector<char> segment_memory(SharedSegment::flag_bytes(p) + options.shared_bytes, 0);
-  SharedSegment segment(segment_memory.data(), segment_memory.size(), p);
-  std::vector<SharedPort> ports;
+  SimSegment segment(p, options.shared_bytes);
   std::vector<std::unique_ptr<SimTransport>> transports;
-  for (int r = 0; r < p; ++r) {
-    ports.emplace_back(&segment, r);
-    transports.push_back(std::make_unique<SimTransport>(net, r));
-  }
+  for (int r = 0; r < p; ++r) transports.push_back(std::make_unique<SimTransport>(net, r));
   // calls x ranks, each rank's runs created in call order (as a program
   // starts them, which is what the shared segment's parity sequence needs).
   std::vector<std::vector<RankCall>> runs(calls.size());
   for (size_t c = 0; c < calls.size(); ++c) {
     runs[c].resize(static_cast<size_t>(p));
     for (int r = 0; r < p; ++r) {
-      const std::string error = prepare(calls[c], r, options, *transports[r], ports[r], runs[c][r]);
+      const std::string error = prepare(calls[c], r, options, *transports[r], segment, runs[c][r]);
       if (!error.empty()) return failed(calls.size() > 1 ? str("call ", c, ": ", error) : error);
       outcomes[c].max_rounds = std::max(outcomes[c].max_rounds, runs[c][r].schedule->rounds.size());
       outcomes[c].messages += runs[c][r].schedule->message_count();

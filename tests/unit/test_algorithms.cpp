@@ -31,6 +31,9 @@ bool can_be_in_place(Collective c) { return c != Collective::Bcast && c != Colle
 
 // Rank arguments, inputs and expected outputs of one case.
 struct PreparedCase {
+  // alltoallv: the counts call.args point into (moving the vector keeps
+  // its elements where they are).
+  std::vector<AlltoallvLayout> layouts;
   SimCall call;
   std::vector<Bytes> want;
 };
@@ -60,7 +63,8 @@ std::optional<PreparedCase> prepare_case(const algos::Algorithm& algo, const Cas
   // Reference inputs: rooted collectives with absent inputs still need a
   // placeholder of the right size for the reference computation.
   std::vector<Bytes> want = reference_outputs(args, inputs);
-  return PreparedCase{SimCall{&algo, std::move(args), std::move(inputs)}, std::move(want)};
+  return PreparedCase{std::move(layouts), SimCall{&algo, std::move(args), std::move(inputs)},
+                      std::move(want)};
 }
 
 // The first rank whose output differs from the reference, described; or "".
