@@ -503,6 +503,15 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(dec.params.chunk_bytes == 256 << 10);
   dec = one_node.select(call(Collective::ReduceScatter, 1 << 20, 4), "", "");
   CHECK(dec.algorithm->name == "shm");
+  dec = one_node.select(call(Collective::Reduce, 8, 4), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  dec = one_node.select(call(Collective::Bcast, 4 << 10, 4), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  dec = one_node.select(call(Collective::Barrier, 0, 4), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  // The smallest bcast stays with the tree (level or faster below 512 B).
+  dec = one_node.select(call(Collective::Bcast, 64, 4), "", "");
+  CHECK(dec.algorithm->name == "tree");
   // Medium allreduce stays with recursive halving (it measured level or faster).
   dec = one_node.select(call(Collective::Allreduce, 32 << 10, 4), "", "");
   CHECK(dec.algorithm->name == "recursive_halving");
