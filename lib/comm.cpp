@@ -381,6 +381,11 @@ Status Comm::wait(Operation& op, double timeout_s) {
   // than two reads take. The timeout counts from the first check.
   std::optional<Clock::time_point> start;
   if (config_.debug.calls) start = Clock::now();
+  auto timed_out = [&] {
+    if (start) return std::chrono::duration<double>(Clock::now() - *start).count() > timeout_s;
+    start = Clock::now();
+    return false;
+  };
   int idle = 0;
   uint64_t iterations = 0;
   while (!op.finished()) {
@@ -394,9 +399,7 @@ Status Comm::wait(Operation& op, double timeout_s) {
       // Stuck, perhaps because another rank aborted: ask now and then.
       if ((idle & 63) == 0 && poll_remote_abort()) continue;
     }
-    if (timeout_s > 0 && (++iterations & 63) == 0 && !start) start = Clock::now();
-    if (timeout_s > 0 && (iterations & 63) == 0 &&
-        std::chrono::duration<double>(Clock::now() - *start).count() > timeout_s) {
+    if (timeout_s > 0 && (++iterations & 63) == 0 && timed_out()) {
       std::vector<int> waiting = op.waiting_for();  // one entry per message
       std::sort(waiting.begin(), waiting.end());
       waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());

@@ -37,13 +37,12 @@ char* ScheduleRun::address(BufRef ref) const {
     case BufKind::Input: base = static_cast<char*>(const_cast<void*>(bufs_.input)); break;
     case BufKind::Output: base = static_cast<char*>(bufs_.output); break;
     case BufKind::Scratch: base = static_cast<char*>(bufs_.scratch); break;
-    case BufKind::Shared:
+    case BufKind::Shared: {
       if (!bufs_.shared) return nullptr;
-      if (swap_halves_)
-        return bufs_.shared->segment().data() +
-               (ref.offset < half_bytes_ ? ref.offset + half_bytes_ : ref.offset - half_bytes_);
-      base = bufs_.shared->segment().data();
-      break;
+      size_t offset = ref.offset;
+      if (swap_halves_) offset = offset < half_bytes_ ? offset + half_bytes_ : offset - half_bytes_;
+      return bufs_.shared->segment().data() + offset;
+    }
   }
   return base ? base + ref.offset : nullptr;
 }

@@ -24,10 +24,9 @@ void build(ScheduleBuilder& b) {
   if (!a.in_place) b.copy(mine, input(), m);
   if (p == 1 || m == 0) return;
   if (shm_fits_inline(m)) {
-    for (int q = 0; q < p; ++q)
-      if (q != r) b.shm_signal(q, mine, m);
-    for (int q = 0; q < p; ++q)
-      if (q != r) b.shm_wait(q, output(static_cast<size_t>(q) * m), m);
+    append_shm_exchange(
+        b, [&](int) { return ShmCarry{mine, m}; },
+        [&](int q) { return ShmCarry{output(static_cast<size_t>(q) * m), m}; });
     return;
   }
   const ShmSlots slots = shm_slots(b);

@@ -32,14 +32,9 @@ void build_inline(ScheduleBuilder& b, size_t n) {
   const BufRef values = b.scratch(static_cast<size_t>(p) * n);
   auto value = [&](int q) { return values + static_cast<size_t>(q) * n; };
   b.copy(value(r), input(), n);
-  for (int q = 0; q < p; ++q)
-    if (q != r) b.shm_signal(q, input(), n);
-  for (int q = 0; q < p; ++q)
-    if (q != r) b.shm_wait(q, value(q), n);
-  b.end_round();
-  b.reduce(output(), value(0), value(1), n);
-  for (int q = 2; q < p; ++q) b.reduce(output(), output(), value(q), n);
-  b.finalize(output(), n);
+  append_shm_exchange(
+      b, [&](int) { return ShmCarry{input(), n}; }, [&](int q) { return ShmCarry{value(q), n}; });
+  append_reduce_in_rank_order(b, output(), n, value);
 }
 
 void build(ScheduleBuilder& b) {
@@ -58,9 +53,7 @@ void build(ScheduleBuilder& b) {
     const int parity = b.begin_shm_chunk();
     b.copy(slots.at(parity, r), input(off), c);
     append_shm_sync_all(b);
-    b.reduce(output(off), slots.at(parity, 0), slots.at(parity, 1), c);
-    for (int q = 2; q < p; ++q) b.reduce(output(off), output(off), slots.at(parity, q), c);
-    b.finalize(output(off), c);
+    append_reduce_in_rank_order(b, output(off), c, [&](int q) { return slots.at(parity, q); });
   }
 }
 

@@ -23,10 +23,9 @@ void build(ScheduleBuilder& b) {
   if (shm_fits_inline(n)) {
     // The root's signals carry the vector; the others' are plain (the
     // synchronisation stays full, as the flag lines need).
-    for (int q = 0; q < p; ++q)
-      if (q != r) b.shm_signal(q, output(), r == a.root ? n : 0);
-    for (int q = 0; q < p; ++q)
-      if (q != r) b.shm_wait(q, output(), q == a.root ? n : 0);
+    append_shm_exchange(
+        b, [&](int) { return ShmCarry{output(), r == a.root ? n : 0}; },
+        [&](int q) { return ShmCarry{output(), q == a.root ? n : 0}; });
     return;
   }
   const ShmSlots slots = shm_slots(b);

@@ -33,9 +33,7 @@ void build(ScheduleBuilder& b) {
     const int parity = b.begin_shm_chunk();
     for (int q = 0; q < p; ++q) b.copy(slots.at(parity, r, q), input(q * m + off), c);
     append_shm_sync_all(b);
-    b.reduce(output(off), slots.at(parity, 0, r), slots.at(parity, 1, r), c);
-    for (int q = 2; q < p; ++q) b.reduce(output(off), output(off), slots.at(parity, q, r), c);
-    b.finalize(output(off), c);
+    append_reduce_in_rank_order(b, output(off), c, [&](int q) { return slots.at(parity, q, r); });
   }
 }
 

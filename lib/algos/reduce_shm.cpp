@@ -22,24 +22,16 @@ Refusal refuse(const CollArgs& a, const Topology& topo) { return refuse_shm(a, t
 // synchronisation stays full, as the flag lines need).
 void build_inline(ScheduleBuilder& b, size_t n) {
   const int p = b.nranks(), r = b.rank(), root = b.args().root;
+  const auto nothing = [](int) { return ShmCarry{}; };
   if (r != root) {
-    for (int q = 0; q < p; ++q)
-      if (q != r) b.shm_signal(q, input(), q == root ? n : 0);
-    for (int q = 0; q < p; ++q)
-      if (q != r) b.shm_wait(q);
+    append_shm_exchange(b, [&](int q) { return ShmCarry{input(), q == root ? n : 0}; }, nothing);
     return;
   }
   const BufRef values = b.scratch(static_cast<size_t>(p) * n);
   auto value = [&](int q) { return values + static_cast<size_t>(q) * n; };
   b.copy(value(r), input(), n);
-  for (int q = 0; q < p; ++q)
-    if (q != r) b.shm_signal(q);
-  for (int q = 0; q < p; ++q)
-    if (q != r) b.shm_wait(q, value(q), n);
-  b.end_round();
-  b.reduce(output(), value(0), value(1), n);
-  for (int q = 2; q < p; ++q) b.reduce(output(), output(), value(q), n);
-  b.finalize(output(), n);
+  append_shm_exchange(b, nothing, [&](int q) { return ShmCarry{value(q), n}; });
+  append_reduce_in_rank_order(b, output(), n, value);
 }
 
 void build(ScheduleBuilder& b) {
@@ -58,10 +50,8 @@ void build(ScheduleBuilder& b) {
     const int parity = b.begin_shm_chunk();
     b.copy(slots.at(parity, r), input(off), c);
     append_shm_sync_all(b);
-    if (r != a.root) continue;
-    b.reduce(output(off), slots.at(parity, 0), slots.at(parity, 1), c);
-    for (int q = 2; q < p; ++q) b.reduce(output(off), output(off), slots.at(parity, q), c);
-    b.finalize(output(off), c);
+    if (r == a.root)
+      append_reduce_in_rank_order(b, output(off), c, [&](int q) { return slots.at(parity, q); });
   }
 }
 

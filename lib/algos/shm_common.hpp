@@ -65,14 +65,42 @@ inline ShmSlots shm_slots(const ScheduleBuilder& b, size_t per_rank = 1) {
 // one cache-line transfer instead of two, in one full synchronisation.
 inline bool shm_fits_inline(size_t bytes) { return bytes <= SharedSegment::kInlineBytes; }
 
+// What a signal carries (bytes 0: nothing), or where a wait puts it.
+struct ShmCarry {
+  BufRef ref;
+  size_t bytes = 0;
+};
+
 // One round in which every rank tells every other that its earlier steps
-// are done, and waits to hear the same from all of them.
-inline void append_shm_sync_all(ScheduleBuilder& b) {
+// are done, and waits to hear the same from all of them. The signal to q
+// carries send(q), the wait for q lands recv(q) (at most kInlineBytes).
+template <typename Send, typename Recv>
+void append_shm_exchange(ScheduleBuilder& b, Send send, Recv recv) {
   for (int q = 0; q < b.nranks(); ++q)
-    if (q != b.rank()) b.shm_signal(q);
+    if (q != b.rank()) {
+      const ShmCarry c = send(q);
+      b.shm_signal(q, c.ref, c.bytes);
+    }
   for (int q = 0; q < b.nranks(); ++q)
-    if (q != b.rank()) b.shm_wait(q);
+    if (q != b.rank()) {
+      const ShmCarry c = recv(q);
+      b.shm_wait(q, c.ref, c.bytes);
+    }
   b.end_round();
+}
+
+inline void append_shm_sync_all(ScheduleBuilder& b) {
+  const auto nothing = [](int) { return ShmCarry{}; };
+  append_shm_exchange(b, nothing, nothing);
+}
+
+// dst = operand(0) op operand(1) op ... op operand(P-1), in rank order so
+// every rank computes bitwise the same result; then avg.
+template <typename Operand>
+void append_reduce_in_rank_order(ScheduleBuilder& b, BufRef dst, size_t bytes, Operand operand) {
+  b.reduce(dst, operand(0), operand(1), bytes);
+  for (int q = 2; q < b.nranks(); ++q) b.reduce(dst, dst, operand(q), bytes);
+  b.finalize(dst, bytes);
 }
 
 }  // namespace tutti::algos
