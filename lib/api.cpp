@@ -134,12 +134,9 @@ int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_requ
                                                    : memory_type_of(in);
   const bool device = (in && in_mem == MemoryType::Cuda) || (out && out_mem == MemoryType::Cuda);
   args.memory = device ? MemoryType::Cuda : MemoryType::Host;
-  std::shared_ptr<Operation> op = c.start_collective(args, in, out, in_mem, out_mem);
-  if (req) {
-    *req = open_request(comm, std::move(op));
-    return TUTTI_SUCCESS;
-  }
-  return c.wait(*op, c.config().timeout_s);
+  if (!req) return c.run_blocking(args, in, out, in_mem, out_mem);
+  *req = open_request(comm, c.start_collective(args, in, out, in_mem, out_mem));
+  return TUTTI_SUCCESS;
 }
 
 // Zero-element collectives complete at once, without communication, on

@@ -227,6 +227,14 @@ void Comm::log_decision(const CollArgs& args, const Decision& d) {
   log_line(rank_, line);
 }
 
+Buffers Comm::host_buffers(const void* in, void* out) {
+  Buffers bufs;
+  bufs.input = in;
+  bufs.output = out;
+  if (node_memory_) bufs.shared = &node_memory_->port();
+  return bufs;
+}
+
 std::shared_ptr<Operation> Comm::start_plan(const CollArgs& args, const Plan& plan,
                                             const OpLabel& label, const void* in, void* out,
                                             MemoryType mem) {
@@ -235,11 +243,8 @@ std::shared_ptr<Operation> Comm::start_plan(const CollArgs& args, const Plan& pl
     with_params.params = plan.params;
     return start_mpi_collective(with_params, in, out, mpi_comm_, rank_, size_, label);
   }
-  Buffers bufs;
-  bufs.input = in;
-  bufs.output = out;
+  Buffers bufs = host_buffers(in, out);
   bufs.input_mem = bufs.output_mem = bufs.scratch_mem = mem;
-  if (node_memory_) bufs.shared = &node_memory_->port();
 #if TUTTI_HAVE_CUDA
   ScratchPool& pool = mem == MemoryType::Cuda ? device_scratch_ : scratch_;
 #else
@@ -257,18 +262,30 @@ bool Comm::ordered_by_cuda() const {
 #endif
 }
 
-std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const void* in,
-                                                  void* out, [[maybe_unused]] MemoryType in_mem,
-                                                  [[maybe_unused]] MemoryType out_mem) {
+const Comm::Plan& Comm::begin_call(const CollArgs& args, Plan& uncached, OpLabel& label) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
-  Plan uncached;
-  const Plan& plan = plan_for(in_args, uncached);
+  const Plan& plan = plan_for(args, uncached);
   ++stats_.collectives;
   if (plan.fell_back) ++stats_.refused_fallbacks;
   if (plan.algorithm->is_mpi()) ++stats_.mpi_fallbacks;
   last_algorithm_ = plan.algorithm->name;
-  const OpLabel label{collective_name(in_args.coll), plan.algorithm->name, next_seq_++};
+  label = OpLabel{collective_name(args.coll), plan.algorithm->name, next_seq_++};
+  return plan;
+}
 
+std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const void* in,
+                                                  void* out, [[maybe_unused]] MemoryType in_mem,
+                                                  [[maybe_unused]] MemoryType out_mem) {
+  Plan uncached;
+  OpLabel label;
+  const Plan& plan = begin_call(in_args, uncached, label);
+  return launch(in_args, plan, label, in, out, in_mem, out_mem);
+}
+
+std::shared_ptr<Operation> Comm::launch(const CollArgs& in_args, const Plan& plan,
+                                        const OpLabel& label, const void* in, void* out,
+                                        [[maybe_unused]] MemoryType in_mem,
+                                        [[maybe_unused]] MemoryType out_mem) {
   std::shared_ptr<Operation> op;
 #if TUTTI_HAVE_CUDA
   if (in_args.memory == MemoryType::Cuda || ordered_by_cuda()) {
@@ -297,6 +314,33 @@ std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const
   if (op->poll()) on_finished(*op);  // posts the first round now
   else active_.push_back(op);
   return op;
+}
+
+Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
+                          MemoryType out_mem) {
+  Plan uncached;
+  OpLabel label;
+  const Plan& plan = begin_call(args, uncached, label);
+  // The direct path: a host schedule with nothing else in flight runs as an
+  // operation on this stack frame. Nothing else can need the shared segment
+  // or be ordered before it, and it costs no allocation, no shared_ptr and
+  // no queue; small calls are dominated by such costs.
+  const bool idle = active_.empty() && shm_waiting_.empty() &&
+                    (!shm_holder_ || shm_holder_->finished());
+  if (!plan.schedule || args.memory != MemoryType::Host || ordered_by_cuda() || !idle) {
+    const std::shared_ptr<Operation> op = launch(args, plan, label, in, out, in_mem, out_mem);
+    return wait(*op, config_.timeout_s);
+  }
+  ScheduleOp op(label, *transport_, plan.schedule, host_buffers(in, out), label.seq,
+                scratch_.acquire(plan.schedule->scratch_bytes));
+  on_started(op, message_bytes(args, size_));
+  if (op.poll()) on_finished(op);  // posts the first round now
+  direct_ = &op;  // progress() polls it from here on
+  struct Release {
+    Operation*& direct;
+    ~Release() { direct = nullptr; }
+  } release{direct_};
+  return wait(op, config_.timeout_s);
 }
 
 std::shared_ptr<Operation> Comm::start_point_to_point(bool is_send, void* buf, size_t bytes,
@@ -353,9 +397,11 @@ int Comm::progress() {
   // the transport, poll it only now and then (it still gets to take in
   // messages that arrive early), which keeps the flag polling tight.
   bool transport_needed = (++progress_calls_ & 63) == 0;
+  if (direct_ && !direct_->finished()) transport_needed |= direct_->uses_transport();
   for (size_t i = 0; i < active_.size() && !transport_needed; ++i)
     transport_needed = active_[i]->uses_transport();
   const int events = transport_needed ? transport_->progress() : 0;
+  if (direct_ && !direct_->finished() && direct_->poll()) on_finished(*direct_);
   // Operations may complete in any order; keep the others.
   for (size_t i = 0; i < active_.size();) {
     if (active_[i]->poll()) {
@@ -449,6 +495,7 @@ void Comm::fail_everything(Status why, const std::string& message) {
   }
   shm_waiting_.clear();
   for (auto& op : active_) op->cancel(why, message);
+  if (direct_) direct_->cancel(why, message);
 }
 
 void Comm::abort() {

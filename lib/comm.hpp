@@ -62,6 +62,10 @@ class Comm {
   // device memory). Throws Error if it cannot start.
   std::shared_ptr<Operation> start_collective(const CollArgs& args, const void* in, void* out,
                                               MemoryType in_mem, MemoryType out_mem);
+  // Runs a collective to the end (a blocking call): the arguments as for
+  // start_collective. Returns its status; throws Error if it cannot start.
+  Status run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
+                      MemoryType out_mem);
   // Starts a user send or receive.
   std::shared_ptr<Operation> start_point_to_point(bool is_send, void* buf, size_t bytes,
                                                   int peer, int tag, MemoryType mem);
@@ -124,6 +128,16 @@ class Comm {
 
   // The cached plan for `args`, or one built into `uncached` (alltoallv).
   const Plan& plan_for(const CollArgs& args, Plan& uncached);
+  // What every collective call does first: refuses on a failed
+  // communicator, finds the plan, counts, and labels the call.
+  const Plan& begin_call(const CollArgs& args, Plan& uncached, OpLabel& label);
+  // Starts `plan` as an operation in flight (through CUDA ordering, the
+  // shared-segment queue or at once).
+  std::shared_ptr<Operation> launch(const CollArgs& args, const Plan& plan, const OpLabel& label,
+                                    const void* in, void* out, MemoryType in_mem,
+                                    MemoryType out_mem);
+  // Buffers for a schedule on host memory, with the shared segment if any.
+  Buffers host_buffers(const void* in, void* out);
   // Starts `plan` on buffers all in `mem` memory.
   std::shared_ptr<Operation> start_plan(const CollArgs& args, const Plan& plan,
                                         const OpLabel& label, const void* in, void* out,
@@ -156,6 +170,9 @@ class Comm {
   // call order (the same on every rank, so the queue cannot deadlock).
   std::unique_ptr<NodeMemory> node_memory_;
   std::shared_ptr<Operation> shm_holder_;
+  // The blocking call running on the caller's stack (run_blocking), polled
+  // by progress() like the operations in active_.
+  Operation* direct_ = nullptr;
   std::deque<std::shared_ptr<Operation>> shm_waiting_;
   uint32_t next_seq_ = 0;
   uint64_t progress_calls_ = 0;

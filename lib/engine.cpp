@@ -11,9 +11,11 @@ ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> s
     : transport_(transport),
       schedule_(std::move(schedule)),
       bufs_(bufs),
-      seq_(seq),
-      completions_(schedule_->max_comm_per_round),
-      handled_(schedule_->max_comm_per_round) {
+      seq_(seq) {
+  if (schedule_->uses_transport) {
+    completions_.resize(schedule_->max_comm_per_round);
+    handled_.resize(schedule_->max_comm_per_round);
+  }
   if (schedule_->uses_shared && !bufs_.shared) {
     set_error(TUTTI_ERR_INTERNAL, "a shared-memory schedule ran without a shared segment");
     finished_ = true;
@@ -65,47 +67,41 @@ void ScheduleRun::set_error(Status status, std::string message) {
 
 void ScheduleRun::run_local(const Step& s) {
   const Schedule& sched = *schedule_;
-  const size_t esize = datatype_size(sched.dtype);
   switch (s.kind) {
     case StepKind::Copy:
       local_copy(address(s.dst), memory(s.dst), address(s.src), memory(s.src), s.bytes);
       break;
     case StepKind::Reduce:
-      local_reduce(address(s.dst), address(s.src), address(s.aux), s.bytes / esize, sched.dtype,
-                   sched.op, memory(s.dst));
+      local_reduce(address(s.dst), address(s.src), address(s.aux),
+                   s.bytes / datatype_size(sched.dtype), sched.dtype, sched.op, memory(s.dst));
       break;
     case StepKind::Divide:
-      local_divide(address(s.dst), s.bytes / esize, sched.dtype, sched.nranks, memory(s.dst));
+      local_divide(address(s.dst), s.bytes / datatype_size(sched.dtype), sched.dtype, sched.nranks,
+                   memory(s.dst));
       break;
     default: break;
   }
 }
 
-bool ScheduleRun::post_round() {
-  const Round& round = schedule_->rounds[round_];
+void ScheduleRun::run_locals(const Round& round) {
   for (uint32_t i = round.begin; i < round.comm_begin; ++i) run_local(schedule_->steps[i]);
+}
 
+void ScheduleRun::post_round() {
+  const Round& round = schedule_->rounds[round_];
+  run_locals(round);
   outstanding_ = round.end - round.comm_begin;
   round_posted_ = true;
   // Receives first, so that most messages find a posted receive.
   for (int pass = 0; pass < 2; ++pass) {
     for (uint32_t i = round.comm_begin; i < round.end; ++i) {
       const Step& s = schedule_->steps[i];
-      const bool is_send = s.kind == StepKind::Send || s.kind == StepKind::ShmSignal;
+      const bool is_send = s.kind == StepKind::Send;
       if (is_send != (pass == 1)) continue;
       const uint32_t slot = i - round.comm_begin;
       Completion& c = completions_[slot];
       c.reset();
       handled_[slot] = 0;
-      if (s.kind == StepKind::ShmSignal) {
-        bufs_.shared->signal(s.peer, s.bytes ? address(s.src) : nullptr, s.bytes);
-        c.done = true;
-        continue;
-      }
-      if (s.kind == StepKind::ShmWait) {
-        c.bytes = bufs_.shared->next_wait(s.peer);  // the flag value to wait for
-        continue;
-      }
       const Tag tag = collective_tag(seq_, s.msg_index);
       Status st;
       if (is_send) {
@@ -123,7 +119,6 @@ bool ScheduleRun::post_round() {
       }
     }
   }
-  return true;
 }
 
 bool ScheduleRun::on_complete(const Step& s, Completion& c) {
@@ -133,8 +128,7 @@ bool ScheduleRun::on_complete(const Step& s, Completion& c) {
                                         : c.error);
     return false;
   }
-  if (s.kind == StepKind::Send || s.kind == StepKind::ShmSignal || s.kind == StepKind::ShmWait)
-    return true;
+  if (s.kind == StepKind::Send) return true;
   if (c.bytes != s.bytes) {
     set_error(TUTTI_ERR_MISMATCH, str("expected ", s.bytes, " bytes from rank ", s.peer, ", got ",
                                       c.bytes, " (ranks called with different counts?)"));
@@ -150,6 +144,10 @@ bool ScheduleRun::on_complete(const Step& s, Completion& c) {
 
 bool ScheduleRun::advance() {
   if (finished_) return true;
+  return schedule_->uses_transport ? advance_messages() : advance_in_node();
+}
+
+bool ScheduleRun::advance_messages() {
   const Schedule& sched = *schedule_;
   for (;;) {
     if (!round_posted_) {
@@ -163,18 +161,10 @@ bool ScheduleRun::advance() {
     for (uint32_t i = round.comm_begin; i < round.end && outstanding_ > 0; ++i) {
       const uint32_t slot = i - round.comm_begin;
       Completion& c = completions_[slot];
-      if (handled_[slot]) continue;
-      const Step& step = sched.steps[i];
-      if (step.kind == StepKind::ShmWait && !c.done && bufs_.shared->reached(step.peer, c.bytes)) {
-        if (step.bytes && !cancelling_)  // data carried in the flag line
-          std::memcpy(address(step.dst), bufs_.shared->payload(step.peer, c.bytes), step.bytes);
-        c.done = true;
-        c.bytes = 0;
-      }
-      if (!c.done) continue;
+      if (handled_[slot] || !c.done) continue;
       handled_[slot] = 1;
       --outstanding_;
-      if (!on_complete(step, c) && !cancelling_) cancel(status_, error_);
+      if (!on_complete(sched.steps[i], c) && !cancelling_) cancel(status_, error_);
     }
     if (outstanding_ > 0) return false;
     ++round_;
@@ -186,22 +176,52 @@ bool ScheduleRun::advance() {
   }
 }
 
+bool ScheduleRun::advance_in_node() {
+  const Schedule& sched = *schedule_;
+  SharedPort* port = bufs_.shared;
+  for (;;) {
+    if (!round_posted_) {
+      if (round_ == sched.rounds.size() || status_ != TUTTI_SUCCESS) {
+        finished_ = true;
+        return true;
+      }
+      const Round& round = sched.rounds[round_];
+      run_locals(round);
+      next_flag_ = round.comm_begin;
+      round_posted_ = true;
+    }
+    // The round's signals, then its waits, in step order: a signal waits
+    // for its line to be free, a wait for the peer's signal. In order costs
+    // nothing in latency (all must complete) and needs no per-step state.
+    const Round& round = sched.rounds[round_];
+    for (; next_flag_ < round.end; ++next_flag_) {
+      const Step& s = sched.steps[next_flag_];
+      if (s.kind == StepKind::ShmSignal) {
+        if (!port->can_signal(s.peer)) return false;
+        port->signal(s.peer, s.bytes ? address(s.src) : nullptr, s.bytes);
+      } else {
+        if (!port->arrived(s.peer)) return false;
+        port->take(s.peer, s.bytes ? address(s.dst) : nullptr, s.bytes);  // data in the flag line
+      }
+    }
+    ++round_;
+    round_posted_ = false;
+  }
+}
+
 void ScheduleRun::cancel(Status why, std::string message) {
   set_error(why, std::move(message));
   if (finished_ || cancelling_) return;
   cancelling_ = true;
+  if (!schedule_->uses_transport) {
+    finished_ = true;  // flags hold nothing to release
+    return;
+  }
   if (!round_posted_) return;
   const Round& round = schedule_->rounds[round_];
   for (uint32_t i = round.comm_begin; i < round.end; ++i) {
     const uint32_t slot = i - round.comm_begin;
-    if (handled_[slot] || completions_[slot].done) continue;
-    if (schedule_->steps[i].kind == StepKind::ShmWait) {
-      completions_[slot].done = true;  // nothing to release
-      completions_[slot].status = TUTTI_ERR_TRANSPORT;
-      completions_[slot].error = "cancelled";
-    } else {
-      transport_.cancel(&completions_[slot]);
-    }
+    if (!handled_[slot] && !completions_[slot].done) transport_.cancel(&completions_[slot]);
   }
 }
 
@@ -209,6 +229,11 @@ std::vector<int> ScheduleRun::waiting_for() const {
   std::vector<int> peers;
   if (finished_ || !round_posted_) return peers;
   const Round& round = schedule_->rounds[round_];
+  if (!schedule_->uses_transport) {
+    // A signal waits for the peer to free its line, a wait for its signal.
+    for (uint32_t i = next_flag_; i < round.end; ++i) peers.push_back(schedule_->steps[i].peer);
+    return peers;
+  }
   for (uint32_t i = round.comm_begin; i < round.end; ++i) {
     const uint32_t slot = i - round.comm_begin;
     if (!handled_[slot] && !completions_[slot].done) peers.push_back(schedule_->steps[i].peer);

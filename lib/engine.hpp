@@ -49,7 +49,14 @@ class ScheduleRun {
   char* address(BufRef ref) const;
   MemoryType memory(BufRef ref) const;
   void run_local(const Step& step);
-  bool post_round();
+  void run_locals(const Round& round);
+  // The two ways a schedule runs: with messages over the transport, or
+  // (a shared-memory schedule, or one with local steps only) within the
+  // node, where a round's communication is flags polled in step order and
+  // small calls must cost little.
+  bool advance_messages();
+  bool advance_in_node();
+  void post_round();
   bool on_complete(const Step& step, Completion& c);
   void set_error(Status status, std::string message);
 
@@ -67,11 +74,14 @@ class ScheduleRun {
   bool cancelling_ = false;
   Status status_ = TUTTI_SUCCESS;
   std::string error_;
-  // One completion per communication step of the current round; the vector
-  // is sized once (the largest round) so completions never move.
+  // Messages: one completion per communication step of the current round;
+  // the vector is sized once (the largest round) so completions never move.
   std::vector<Completion> completions_;
   std::vector<uint8_t> handled_;
   uint32_t outstanding_ = 0;
+  // In the node: the current round's next signal or wait (they complete in
+  // step order).
+  uint32_t next_flag_ = 0;
 };
 
 }  // namespace tutti

@@ -185,6 +185,11 @@ void ScheduleBuilder::end_round() {
   round.begin = static_cast<uint32_t>(sched_.steps.size());
   sched_.steps.insert(sched_.steps.end(), local_.begin(), local_.end());
   round.comm_begin = static_cast<uint32_t>(sched_.steps.size());
+  // A round's shared-memory signals go before its waits: the engine runs
+  // them in step order, and two ranks each waiting before signalling the
+  // other would wait forever.
+  std::stable_partition(comm_.begin(), comm_.end(),
+                        [](const Step& s) { return s.kind != StepKind::ShmWait; });
   sched_.steps.insert(sched_.steps.end(), comm_.begin(), comm_.end());
   round.end = static_cast<uint32_t>(sched_.steps.size());
   sched_.max_comm_per_round = std::max(sched_.max_comm_per_round, round.end - round.comm_begin);
@@ -198,14 +203,20 @@ Schedule ScheduleBuilder::finish() {
   // Number the messages of each (peer, direction) pair in program order: the
   // k-th send to b here matches the k-th receive from us at b.
   std::map<int, uint32_t> sent, received;
+  bool uses_flags = false;
   for (Step& s : sched_.steps) {
     if (s.kind == StepKind::Send || s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce)
       sched_.uses_transport = true;
+    if (s.kind == StepKind::ShmSignal || s.kind == StepKind::ShmWait) uses_flags = true;
     if (s.kind == StepKind::Send)
       s.msg_index = sent[s.peer]++;
     else if (s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce)
       s.msg_index = received[s.peer]++;
   }
+  // The engine runs the two kinds apart (ScheduleRun::advance_messages and
+  // advance_in_node); no algorithm needs both in one schedule.
+  if (uses_flags && sched_.uses_transport)
+    fail(TUTTI_ERR_INTERNAL, "a schedule mixes shared-memory flags with messages");
   return std::move(sched_);
 }
 

@@ -28,9 +28,12 @@
 //     steps) is visible; shm_wait(peer) completes once the matching signal
 //     came. A signal may carry up to SharedSegment::kInlineBytes of data,
 //     which the matching wait writes to its destination. Signals and waits
-//     are communication steps (they run after the round's local steps); the
-//     n-th signal from a to b matches b's n-th wait for a, and every rank
-//     signals every other before waiting (see shared_segment.hpp). A communicator runs one shared-memory schedule at a time.
+//     are communication steps (they run after the round's local steps, in
+//     step order: a signal may first wait for its flag line to be free);
+//     the n-th signal from a to b matches b's n-th wait for a. The builder
+//     puts a round's signals before its waits. A schedule has either
+//     shared-memory flags or messages, not both. A communicator runs one
+//     shared-memory schedule at a time.
 //     Shared offsets below shared_half_bytes(capacity) are the half of
 //     parity 0; begin_shm_chunk() says which parity a chunk uses, and the
 //     engine swaps the halves when the communicator's sequence of chunks is
@@ -89,7 +92,9 @@ struct Schedule {
   size_t shared_bytes = 0;    // extent of the shared segment it uses
   bool uses_shared = false;   // any Shared reference or shm signal/wait
   uint32_t shm_chunks = 0;    // chunks staged through the segment
-  bool uses_transport = false;  // any send or receive (shared-memory ones have none)
+  // Any send or receive. Shared-memory schedules have none; a schedule
+  // has either messages or shared-memory flags, never both.
+  bool uses_transport = false;
   uint32_t max_comm_per_round = 0;
   Datatype dtype = Datatype::Uint8;
   Op op = Op::Sum;

@@ -11,12 +11,20 @@
 // that counter reaches n (acquire): everything `from` wrote before
 // signalling is visible, the line's data included.
 //
-// Line n % 2 is written again by signal n + 2. That is safe because every
-// shared-memory schedule synchronises fully (every rank signals every other,
-// then waits for all): between its signals n and n + 2 to `to`, `from`
-// waits for a signal `to` sends after it finished reading line n.
+// Line n % 2 is written again by signal n + 2, so `to` acknowledges: after
+// copying out signal n's data it stores n in its acknowledgement counter
+// for `from`, and `from` sends signal n + 2 only once it knows `to` took
+// signal n. A sender can thus run up to two signals ahead of a receiver,
+// which lets one-way schedules (a small bcast or reduce, where only the
+// root or only the others signal) return without waiting for a reply.
+// Every signal also carries, next to its counter, how many of the
+// receiver's signals the sender has taken: in schedules where ranks signal
+// each other (allreduce, barrier) that news arrives with the flags, and
+// the sender never has to read the acknowledgement counter, a line the
+// other rank keeps writing.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -28,12 +36,14 @@ namespace tutti {
 class SharedSegment {
  public:
   static constexpr size_t kCacheLine = 64;
-  // Data a signal can carry in its flag line, after the 8-byte counter.
-  static constexpr size_t kInlineBytes = kCacheLine - sizeof(uint64_t);
+  // Data a signal can carry in its flag line, after the counter and the
+  // count of the receiver's signals the sender has taken.
+  static constexpr size_t kInlineBytes = kCacheLine - 2 * sizeof(uint64_t);
 
-  // Bytes needed for the flags of `nranks` ranks (the data area follows).
+  // Bytes needed for the flags and acknowledgements of `nranks` ranks (the
+  // data area follows).
   static size_t flag_bytes(int nranks) {
-    return static_cast<size_t>(nranks) * static_cast<size_t>(nranks) * 2 * kCacheLine;
+    return pair_lines_bytes(nranks) + static_cast<size_t>(nranks) * ack_row_bytes(nranks);
   }
 
   // A view over `total_bytes` of zero-initialised shared memory at `base`.
@@ -54,9 +64,26 @@ class SharedSegment {
   static std::atomic_ref<uint64_t> counter(char* line) {
     return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(line));
   }
-  static char* payload(char* line) { return line + sizeof(uint64_t); }
+  // Written before the counter's release store, read after its acquire
+  // load: plain memory.
+  static char* taken_word(char* line) { return line + sizeof(uint64_t); }
+  static char* payload(char* line) { return line + 2 * sizeof(uint64_t); }
+  // How many signals from `from` rank `to` has taken. Each rank writes its
+  // own row of these (a row per rank, padded to whole lines, so no two
+  // writers share a line).
+  std::atomic_ref<uint64_t> ack(int to, int from) const {
+    char* row = base_ + pair_lines_bytes(nranks_) + static_cast<size_t>(to) * ack_row_bytes(nranks_);
+    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(row + static_cast<size_t>(from) * sizeof(uint64_t)));
+  }
 
  private:
+  static size_t pair_lines_bytes(int nranks) {
+    return static_cast<size_t>(nranks) * static_cast<size_t>(nranks) * 2 * kCacheLine;
+  }
+  static size_t ack_row_bytes(int nranks) {
+    return (static_cast<size_t>(nranks) * sizeof(uint64_t) + kCacheLine - 1) / kCacheLine * kCacheLine;
+  }
+
   char* base_;
   size_t total_;
   int nranks_;
@@ -78,7 +105,8 @@ class SharedPort {
   SharedPort(SharedSegment* segment, int rank)
       : segment_(segment), rank_(rank),
         sent_(static_cast<size_t>(segment->nranks()), 0),
-        waited_(static_cast<size_t>(segment->nranks()), 0) {}
+        waited_(static_cast<size_t>(segment->nranks()), 0),
+        acked_(static_cast<size_t>(segment->nranks()), 0) {}
 
   SharedSegment& segment() const { return *segment_; }
   size_t half_bytes() const { return shared_half_bytes(segment_->data_bytes()); }
@@ -90,28 +118,47 @@ class SharedPort {
     next_parity_ ^= chunks & 1;
     return swap;
   }
-  // Signals `peer`, carrying `bytes` (at most kInlineBytes) from `data`.
+  // Whether the next signal to `peer` may be sent: `peer` took the signal
+  // that last used its line. Reads the peer's acknowledgement only when
+  // what is known of it does not suffice.
+  bool can_signal(int peer) {
+    const uint64_t needed = sent_[peer] + 1 >= 3 ? sent_[peer] - 1 : 0;
+    if (acked_[peer] >= needed) return true;
+    acked_[peer] = segment_->ack(peer, rank_).load(std::memory_order_acquire);
+    return acked_[peer] >= needed;
+  }
+  // Signals `peer`, carrying `bytes` (at most kInlineBytes) from `data`;
+  // only once can_signal(peer).
   void signal(int peer, const void* data = nullptr, size_t bytes = 0) {
     const uint64_t n = ++sent_[peer];
     char* line = segment_->line(peer, rank_, n);
+    std::memcpy(SharedSegment::taken_word(line), &waited_[peer], sizeof(uint64_t));
     if (bytes) std::memcpy(SharedSegment::payload(line), data, bytes);
     SharedSegment::counter(line).store(n, std::memory_order_release);
   }
-  // Reserves the next wait for `peer`: the flag value it completes at.
-  uint64_t next_wait(int peer) { return ++waited_[peer]; }
-  bool reached(int peer, uint64_t target) const {
-    return SharedSegment::counter(segment_->line(rank_, peer, target)).load(std::memory_order_acquire) >=
-           target;
+  // Whether `peer`'s next signal to this rank (the one the next wait is
+  // for) has arrived.
+  bool arrived(int peer) const {
+    const uint64_t n = waited_[peer] + 1;
+    return SharedSegment::counter(segment_->line(rank_, peer, n)).load(std::memory_order_acquire) >= n;
   }
-  // The data carried by signal `target` from `peer`, once reached.
-  const char* payload(int peer, uint64_t target) const {
-    return SharedSegment::payload(segment_->line(rank_, peer, target));
+  // Completes the wait for the signal that arrived(peer): copies the
+  // `bytes` it carried to `dst`, then acknowledges it (its line is free).
+  void take(int peer, void* dst = nullptr, size_t bytes = 0) {
+    const uint64_t n = ++waited_[peer];
+    char* line = segment_->line(rank_, peer, n);
+    uint64_t peer_took = 0;
+    std::memcpy(&peer_took, SharedSegment::taken_word(line), sizeof(uint64_t));
+    acked_[peer] = std::max(acked_[peer], peer_took);
+    if (bytes) std::memcpy(dst, SharedSegment::payload(line), bytes);
+    segment_->ack(rank_, peer).store(n, std::memory_order_release);
   }
 
  private:
   SharedSegment* segment_;
   int rank_;
   std::vector<uint64_t> sent_, waited_;
+  std::vector<uint64_t> acked_;  // the peers' acknowledgements, as last read
   uint32_t next_parity_ = 0;
 };
 

@@ -168,11 +168,14 @@ const TuningTable& builtin_tuning() {
     // faster above, bcast 2.6-5x faster from 512 B, allgather 1.3-2x
     // faster than recursive doubling up to 4 KiB (tutti-bench, 2 ranks,
     // 2026-11-24), and the barrier is one flag round
-    // (0.19 us against dissemination's 0.66 on 2 ranks).
+    // (0.19 us against dissemination's 0.66 on 2 ranks). Since blocking
+    // calls run their schedule directly (Comm::run_blocking), bcast below
+    // 512 B is faster through the segment too: 0.39-0.70 of Open MPI's
+    // time against the tree's 0.51-0.97 (2 ranks, alternating jobs).
     add_one_node(Collective::Allreduce, 0, 16 * K, "shm", 0);
     add_one_node(Collective::Allreduce, 64 * K, kAny, "shm", 256 * K);
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);
-    add_one_node(Collective::Bcast, 512, kAny, "shm", 1 * M);
+    add_one_node(Collective::Bcast, 0, kAny, "shm", 1 * M);
     add_one_node(Collective::Allgather, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::ReduceScatter, 64 * K, kAny, "shm", 256 * K);
     add_one_node(Collective::Alltoall, 1 * M, kAny, "shm", 256 * K);

@@ -7,7 +7,7 @@
 //   Traffic:  one copy in and P copies out per rank; no messages.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk.
-//   Small:    blocks of at most 56 bytes go in the flag lines
+//   Small:    blocks of at most 48 bytes go in the flag lines
 //             (shm_common.hpp): one synchronisation, no slots.
 #include "algos/shm_common.hpp"
 

@@ -11,7 +11,7 @@
 //             cache-line flag per pair of ranks.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk. Cost: chunks x (sync + P x chunk gamma).
-//   Small:    a vector of at most 56 bytes skips the slots: every rank
+//   Small:    a vector of at most 48 bytes skips the slots: every rank
 //             sends it to every other in its flag line (shm_common.hpp), so
 //             the call is one synchronisation and one cache-line transfer
 //             per peer; scratch P x n.

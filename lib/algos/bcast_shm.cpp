@@ -6,8 +6,9 @@
 //   Traffic:  one copy in at the root, one copy out per rank; no messages.
 //   Scratch:  none; shared: 2 x P x chunk (only the root's slots are used).
 //   Rounds:   1-2 per chunk.
-//   Small:    a vector of at most 56 bytes goes from the root in the flag
-//             lines (shm_common.hpp): one synchronisation, no slots.
+//   Small:    a vector of at most 48 bytes goes from the root in the flag
+//             lines (shm_common.hpp), one way: the root signals, the others
+//             wait for it; no slots, no reply.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -21,11 +22,14 @@ void build(ScheduleBuilder& b) {
   const size_t n = a.count * b.elem_size();
   if (p == 1 || n == 0) return;
   if (shm_fits_inline(n)) {
-    // The root's signals carry the vector; the others' are plain (the
-    // synchronisation stays full, as the flag lines need).
-    append_shm_exchange(
-        b, [&](int) { return ShmCarry{output(), r == a.root ? n : 0}; },
-        [&](int q) { return ShmCarry{output(), q == a.root ? n : 0}; });
+    // One way: the root's signals carry the vector and nobody answers (the
+    // flag lines' acknowledgements keep the root at most two calls ahead).
+    if (r == a.root) {
+      for (int q = 0; q < p; ++q)
+        if (q != r) b.shm_signal(q, output(), n);
+    } else {
+      b.shm_wait(a.root, output(), n);
+    }
     return;
   }
   const ShmSlots slots = shm_slots(b);

@@ -8,9 +8,9 @@
 //             cache and writes n. No messages.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk.
-//   Small:    a vector of at most 56 bytes goes to the root in the flag
-//             lines (shm_common.hpp): one synchronisation; scratch P x n at
-//             the root.
+//   Small:    a vector of at most 48 bytes goes to the root in the flag
+//             lines (shm_common.hpp), one way: the others signal and return,
+//             the root waits for them all; scratch P x n at the root.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -18,19 +18,20 @@ namespace {
 
 Refusal refuse(const CollArgs& a, const Topology& topo) { return refuse_shm(a, topo, 1); }
 
-// The vectors travel to the root only; the others' signals are plain (the
-// synchronisation stays full, as the flag lines need).
+// The vectors travel to the root only, and nobody answers (the flag lines'
+// acknowledgements keep a sender at most two calls ahead).
 void build_inline(ScheduleBuilder& b, size_t n) {
   const int p = b.nranks(), r = b.rank(), root = b.args().root;
-  const auto nothing = [](int) { return ShmCarry{}; };
   if (r != root) {
-    append_shm_exchange(b, [&](int q) { return ShmCarry{input(), q == root ? n : 0}; }, nothing);
+    b.shm_signal(root, input(), n);
     return;
   }
   const BufRef values = b.scratch(static_cast<size_t>(p) * n);
   auto value = [&](int q) { return values + static_cast<size_t>(q) * n; };
   b.copy(value(r), input(), n);
-  append_shm_exchange(b, nothing, [&](int q) { return ShmCarry{value(q), n}; });
+  for (int q = 0; q < p; ++q)
+    if (q != r) b.shm_wait(q, value(q), n);
+  b.end_round();
   append_reduce_in_rank_order(b, output(), n, value);
 }
 

@@ -62,7 +62,7 @@ inline ShmSlots shm_slots(const ScheduleBuilder& b, size_t per_rank = 1) {
 
 // Small calls skip the slots: their data rides in the flag lines
 // (SharedSegment::kInlineBytes per signal), so it arrives with the flag,
-// one cache-line transfer instead of two, in one full synchronisation.
+// one cache-line transfer instead of two, in one round of flags.
 inline bool shm_fits_inline(size_t bytes) { return bytes <= SharedSegment::kInlineBytes; }
 
 // What a signal carries (bytes 0: nothing), or where a wait puts it.

@@ -206,19 +206,24 @@ std::vector<SimOutcome> run_sequence_in_sim(const std::vector<SimCall>& calls,
     for (int r = 0; r < p; ++r)
       if (!done(r)) return failed(str("no progress in ", options.threaded_deadline_s, " s:", describe_waiting()));
   } else {
-    // Drive all ranks until they finish; a sweep in which no message moves
-    // and nobody finishes a round means the schedules wait on each other
-    // forever.
+    // Drive all ranks until they finish, each as far as it gets before the
+    // next one moves (into its next calls too: that is how a rank gets
+    // ahead of its peers, which the shared segment's reuse rules must
+    // survive). A sweep in which no message moves and nobody finishes a
+    // round means the schedules wait on each other forever.
     for (;;) {
       const uint64_t delivered_before = net.messages_delivered();
       bool all_done = true, moved = false;
       for (int r = 0; r < p; ++r) {
-        skip_finished(r);
-        if (done(r)) continue;
-        ScheduleRun& run = *runs[current[r]][r].run;
-        const size_t before = run.round();
-        if (run.advance() || run.round() != before) moved = true;
-        skip_finished(r);
+        for (;;) {
+          skip_finished(r);
+          if (done(r)) break;
+          ScheduleRun& run = *runs[current[r]][r].run;
+          const size_t before = run.round();
+          const bool finished = run.advance();
+          if (finished || run.round() != before) moved = true;
+          if (!finished) break;
+        }
         all_done = all_done && done(r);
       }
       if (all_done) break;

@@ -201,21 +201,29 @@ void check_algorithm(const algos::Algorithm& algo) {
 // other algorithms' messages in between. The deterministic sweep lets each
 // rank run as far ahead into its next calls as it can, which is where a
 // rank reusing slots its peers still read would corrupt a result.
-std::string run_sequence(int p, uint64_t seed, bool threaded) {
+//
+// `small_rooted` makes every call a bcast or reduce that fits the flag
+// lines: one-way, so a sender runs ahead until the lines it would reuse
+// are still unread, and must wait there.
+std::string run_sequence(int p, uint64_t seed, bool threaded, bool small_rooted = false) {
   std::mt19937_64 rng(seed);
   std::vector<const algos::Algorithm*> pool;
-  for (const algos::Algorithm& algo : algos::all_algorithms())
-    if (!algo.is_mpi() &&
-        (algo.name == "shm" || algo.name == "ring" || algo.coll == Collective::Barrier))
+  for (const algos::Algorithm& algo : algos::all_algorithms()) {
+    if (algo.is_mpi()) continue;
+    if (small_rooted ? algo.name == "shm" && (algo.coll == Collective::Bcast ||
+                                              algo.coll == Collective::Reduce)
+                     : algo.name == "shm" || algo.name == "ring" || algo.coll == Collective::Barrier)
       pool.push_back(&algo);
-  const size_t counts[] = {0, 1, 7, 33, 500, 3001};
+  }
+  const std::vector<size_t> counts =
+      small_rooted ? std::vector<size_t>{1, 2, 3, 6} : std::vector<size_t>{0, 1, 7, 33, 500, 3001};
   std::vector<PreparedCase> cases;
-  while (cases.size() < 16) {
+  while (cases.size() < (small_rooted ? 40u : 16u)) {
     const algos::Algorithm& algo = *pool[rng() % pool.size()];
     Case c;
     c.nranks = p;
     c.args.coll = algo.coll;
-    c.args.count = algo.coll == Collective::Barrier ? 0 : counts[rng() % std::size(counts)];
+    c.args.count = algo.coll == Collective::Barrier ? 0 : counts[rng() % counts.size()];
     c.args.dtype = kAllDatatypes[rng() % kNumDatatypes];
     c.args.op = is_reduction(algo.coll) ? kAllOps[rng() % kNumOps] : Op::Sum;
     c.args.root = static_cast<int>(rng() % static_cast<uint64_t>(p));
@@ -289,6 +297,22 @@ TEST_CASE("collectives in a row reuse the shared segment safely on threads", "[t
   for (int p : {2, 3, 4, 5, 8})
     for (uint64_t seed = 1; seed <= 5; ++seed) {
       const std::string error = run_sequence(p, seed, true);
+      if (!error.empty()) FAIL("nranks=" << p << " seed=" << seed << ": " << error);
+    }
+}
+
+TEST_CASE("small bcasts and reduces in a row reuse the flag lines safely", "[algorithms][sim]") {
+  for (int p : {2, 3, 4, 5, 8})
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      const std::string error = run_sequence(p, seed, false, true);
+      if (!error.empty()) FAIL("nranks=" << p << " seed=" << seed << ": " << error);
+    }
+}
+
+TEST_CASE("small bcasts and reduces in a row reuse the flag lines safely on threads", "[threads]") {
+  for (int p : {2, 3, 4, 5, 8})
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      const std::string error = run_sequence(p, seed, true, true);
       if (!error.empty()) FAIL("nranks=" << p << " seed=" << seed << ": " << error);
     }
 }
