@@ -78,10 +78,10 @@ void check_op(tutti_op_t op, const char* fn) {
 // not fit in the address space is a negative value passed as size_t, or
 // garbage.
 void check_count(size_t count, const char* name, Datatype dt, int blocks, const char* fn) {
-  const size_t limit =
-      static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max()) / datatype_size(dt) /
-      static_cast<size_t>(blocks);
-  if (count > limit)
+  // A multiplication, not a division: this runs on every call.
+  size_t bytes = 0;
+  if (__builtin_mul_overflow(count, datatype_size(dt) * static_cast<size_t>(blocks), &bytes) ||
+      bytes > static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max()))
     invalid(str(fn, ": ", name, "=", count, " is too large (a negative value converted to size_t?)"));
 }
 

@@ -116,6 +116,7 @@ Config Config::from_environment(bool have_ucx) {
            "' is not a size (e.g. 0, 64M; at most 1T)");
     }
   }
+  if (const char* v = env("TUTTI_SHM_STREAM")) cfg.shm_stream = parse_bool("TUTTI_SHM_STREAM", v);
   if (const char* v = env("TUTTI_UCX_PEER_ERRORS"))
     cfg.ucx_peer_errors = parse_bool("TUTTI_UCX_PEER_ERRORS", v);
   return cfg;

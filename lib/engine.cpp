@@ -2,9 +2,16 @@
 
 #include <cstring>
 
+#include "host_copy.hpp"
 #include "memory.hpp"
 
 namespace tutti {
+namespace {
+
+// Below this a slot copy is a few lines, read while still in flight.
+constexpr size_t kMinStreamingBytes = 4096;
+
+}  // namespace
 
 ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> schedule,
                          const Buffers& bufs, uint32_t seq)
@@ -69,7 +76,11 @@ void ScheduleRun::run_local(const Step& s) {
   const Schedule& sched = *schedule_;
   switch (s.kind) {
     case StepKind::Copy:
-      local_copy(address(s.dst), memory(s.dst), address(s.src), memory(s.src), s.bytes);
+      if (s.dst.kind == BufKind::Shared && bufs_.shared->streaming() &&
+          s.bytes >= kMinStreamingBytes && memory(s.src) == MemoryType::Host)
+        host_copy_streaming(address(s.dst), address(s.src), s.bytes);
+      else
+        local_copy(address(s.dst), memory(s.dst), address(s.src), memory(s.src), s.bytes);
       break;
     case StepKind::Reduce:
       local_reduce(address(s.dst), address(s.src), address(s.aux),

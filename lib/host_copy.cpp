@@ -61,9 +61,61 @@ void copy_sse2(char* d, const char* s, size_t n) {
   }
   std::memcpy(d + i, s + i, n - i);  // under 128 bytes: never the slow path
 }
+
+// Non-temporal stores: the destination lines go towards memory instead of
+// staying dirty in this core's caches.
+[[gnu::target("avx2")]] void copy_streaming_avx2(char* d, const char* s, size_t n) {
+  size_t i = head_to_line(d, s, n);
+  for (; i + 128 <= n; i += 128) {
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i));
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 32));
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 64));
+    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 96));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i), a);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i + 32), b);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i + 64), c);
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i + 96), e);
+  }
+  std::memcpy(d + i, s + i, n - i);
+  _mm_sfence();  // streaming stores are weakly ordered: before any flag
+}
+
+void copy_streaming_sse2(char* d, const char* s, size_t n) {
+  size_t i = head_to_line(d, s, n);
+  for (; i + 64 <= n; i += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
+    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
+  }
+  std::memcpy(d + i, s + i, n - i);
+  _mm_sfence();
+}
 #endif
 
 }  // namespace
+
+void host_copy_streaming(void* dst, const void* src, size_t bytes) {
+  char* d = static_cast<char*>(dst);
+  const char* s = static_cast<const char*>(src);
+  if (d == s || bytes == 0) return;
+  if (overlapping(d, s, bytes)) {
+    std::memmove(d, s, bytes);
+    return;
+  }
+#if defined(__x86_64__)
+  if (host_reduce_isa() == std::string_view("generic"))
+    copy_streaming_sse2(d, s, bytes);
+  else
+    copy_streaming_avx2(d, s, bytes);
+#else
+  std::memcpy(d, s, bytes);
+#endif
+}
 
 void host_copy(void* dst, const void* src, size_t bytes) {
   char* d = static_cast<char*>(dst);

@@ -18,4 +18,8 @@ namespace tutti {
 // memmove semantics: the ranges may overlap.
 void host_copy(void* dst, const void* src, size_t bytes);
 
+// Like host_copy, with non-temporal stores: the destination does not stay
+// dirty in this core's caches (for data another core reads next).
+void host_copy_streaming(void* dst, const void* src, size_t bytes);
+
 }  // namespace tutti

@@ -22,12 +22,16 @@ struct RankCall {
 // allocated when a schedule first needs it (its flags grow as P^2).
 class SimSegment {
  public:
-  SimSegment(int nranks, size_t data_bytes) : nranks_(nranks), data_bytes_(data_bytes) {}
+  SimSegment(int nranks, size_t data_bytes, bool streaming)
+      : nranks_(nranks), data_bytes_(data_bytes), streaming_(streaming) {}
   SharedPort& port(int rank) {
     if (!segment_) {
       memory_.assign(SharedSegment::flag_bytes(nranks_) + data_bytes_, 0);
       segment_ = std::make_unique<SharedSegment>(memory_.data(), memory_.size(), nranks_);
-      for (int r = 0; r < nranks_; ++r) ports_.emplace_back(segment_.get(), r);
+      for (int r = 0; r < nranks_; ++r) {
+        ports_.emplace_back(segment_.get(), r);
+        ports_.back().set_streaming(streaming_);
+      }
     }
     return ports_[static_cast<size_t>(rank)];
   }
@@ -35,6 +39,7 @@ class SimSegment {
  private:
   int nranks_;
   size_t data_bytes_;
+  bool streaming_;
   std::vector<char> memory_;
   std::unique_ptr<SharedSegment> segment_;
   std::vector<SharedPort> ports_;
@@ -143,7 +148,7 @@ std::vector<SimOutcome> run_sequence_in_sim(const std::vector<SimCall>& calls,
   if (calls.empty()) return outcomes;
   const int p = static_cast<int>(calls.front().args.size());
   SimNetwork net(p, options.mode, options.threaded);
-  SimSegment segment(p, options.shared_bytes);
+  SimSegment segment(p, options.shared_bytes, options.shm_streaming);
   std::vector<std::unique_ptr<SimTransport>> transports;
   for (int r = 0; r < p; ++r) transports.push_back(std::make_unique<SimTransport>(net, r));
   // calls x ranks, each rank's runs created in call order (as a program

@@ -237,6 +237,8 @@ std::string run_sequence(int p, uint64_t seed, bool threaded, bool small_rooted 
   for (const PreparedCase& pc : cases) calls.push_back(pc.call);
   SimOptions options;
   options.threaded = threaded;
+  options.shared_bytes = 64 * 1024;  // slots of 4 KiB and more: streaming copies
+  options.shm_streaming = seed % 2 == 0;
   const std::vector<SimOutcome> got = run_sequence_in_sim(calls, options);
   if (!got.front().error.empty()) return got.front().error;
   for (size_t i = 0; i < cases.size(); ++i) {

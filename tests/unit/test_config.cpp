@@ -23,7 +23,8 @@ class Env {
     // Start from nothing tutti reads, whatever the caller's environment.
     for (const char* name : {"TUTTI_TRANSPORT", "TUTTI_TIMEOUT", "TUTTI_SPIN", "TUTTI_TUNE",
                              "TUTTI_TUNING_FILE", "TUTTI_TUNING_STRICT", "TUTTI_DEBUG",
-                             "TUTTI_CHECK", "TUTTI_TRACE", "TUTTI_UCX_PEER_ERRORS"})
+                             "TUTTI_CHECK", "TUTTI_TRACE", "TUTTI_SHM_STREAM",
+                             "TUTTI_UCX_PEER_ERRORS"})
       set(name, std::nullopt);
     for (Collective c : kAllCollectives) set(algo_env_name(c), std::nullopt);
   }
@@ -163,6 +164,12 @@ TEST_CASE("config: transport, timeout and other values", "[config]") {
   env.set("TUTTI_SPIN", std::nullopt);
   env.set("TUTTI_CHECK", "sometimes");
   CHECK(error_of() == "TUTTI_CHECK='sometimes': expected 1/0, yes/no, true/false or on/off");
+  env.set("TUTTI_CHECK", std::nullopt);
+  CHECK_FALSE(Config::from_environment(true).shm_stream);
+  env.set("TUTTI_SHM_STREAM", "1");
+  CHECK(Config::from_environment(true).shm_stream);
+  env.set("TUTTI_SHM_STREAM", "fast");
+  CHECK(error_of() == "TUTTI_SHM_STREAM='fast': expected 1/0, yes/no, true/false or on/off");
 }
 
 }  // namespace tutti

@@ -32,13 +32,16 @@ std::vector<uint8_t> random_bytes(size_t n, std::mt19937_64& rng) {
 
 // Copies n bytes from src offset `so` to a 64-byte-aligned destination area
 // at offset `doff`, checks the copy and that no guard byte changed.
-void check_copy(const std::vector<uint8_t>& src, size_t so, size_t doff, size_t n) {
+using CopyFn = void (*)(void*, const void*, size_t);
+
+void check_copy(const std::vector<uint8_t>& src, size_t so, size_t doff, size_t n,
+                CopyFn copy = host_copy) {
   std::vector<uint8_t> area(kGuard + 64 + n + kGuard, kGuardByte);
   // Place the destination at a known offset within a line of the area.
   const auto base = reinterpret_cast<uintptr_t>(area.data() + kGuard);
   const size_t align = (64 - (base & 63)) & 63;
   uint8_t* dst = area.data() + kGuard + align + doff;
-  host_copy(dst, src.data() + so, n);
+  copy(dst, src.data() + so, n);
   long first_wrong = -1;
   for (size_t i = 0; i < n && first_wrong < 0; ++i)
     if (dst[i] != src[so + i]) first_wrong = static_cast<long>(i);
@@ -64,6 +67,19 @@ TEST_CASE("host_copy copies exactly the bytes asked for, at any alignment", "[re
           if (n >= (1u << 20) && (so + doff) % 7 != 0) continue;  // a sample of the big ones
           check_copy(src, so, doff, n);
         }
+  }
+}
+
+TEST_CASE("host_copy_streaming copies exactly the bytes asked for, at any alignment", "[reduce]") {
+  IsaRestorer restore;
+  std::mt19937_64 rng(98);
+  const std::vector<uint8_t> src = random_bytes((1u << 18) + 4096, rng);
+  const size_t lengths[] = {0, 1, 63, 64, 65, 127, 128, 129, 4096, 4096 + 77, 65536 + 13, 1u << 18};
+  for (const char* isa : {"generic", "avx2"}) {
+    if (!host_reduce_set_isa(isa)) continue;
+    for (size_t n : lengths)
+      for (size_t so : {0, 1, 17, 63})
+        for (size_t doff : {0, 1, 16, 40, 63}) check_copy(src, so, doff, n, host_copy_streaming);
   }
 }
 
