@@ -118,9 +118,9 @@ void print_algorithms() {
     }
   }
   std::printf("\nbuilt-in tuning rules (first match wins; later matches are fallbacks):\n");
-  for (const TuningRule& r : builtin_tuning().rules())
-    std::printf("  %-15s bytes %-10s -> %s\n", std::string(collective_name(r.coll)).c_str(),
-                format_range(r.bytes).c_str(), r.algorithm.c_str());
+  // With their filters: the one-node rules (nodes=1) differ from the
+  // general ones only there.
+  for (const TuningRule& r : builtin_tuning().rules()) std::printf("  %s\n", rule_to_string(r).c_str());
 }
 
 struct ExplainRequest {

@@ -150,11 +150,12 @@ const TuningTable& builtin_tuning() {
     // Rules for jobs on one node, where the shared segment lets each rank
     // read and reduce its peers' data in place (one copy, no messages).
     auto add_one_node = [&](Collective c, uint64_t lo, uint64_t hi, const char* algo,
-                            size_t chunk_bytes) {
+                            size_t chunk_bytes) -> TuningRule& {
       TuningRule& r = add(c, lo, hi, algo);
       r.nodes = {1, 2};
       r.ranks.lo = 2;  // a lone rank has no shared segment
       r.params.chunk_bytes = chunk_bytes;
+      return r;
     };
     constexpr uint64_t kAny = std::numeric_limits<uint64_t>::max();
     // One node, from tutti-tune runs on 2 and 4 ranks (docs/tune-run,
@@ -177,8 +178,18 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Bcast, 0, kAny, "shm", 1 * M);
     add_one_node(Collective::Allgather, 0, kAny, "shm", 256 * K);
-    add_one_node(Collective::ReduceScatter, 64 * K, kAny, "shm", 256 * K);
-    add_one_node(Collective::Alltoall, 1 * M, kAny, "shm", 256 * K);
+    // Since the segment needs no closing synchronisation and small calls
+    // run directly, reduce_scatter and alltoall through it are faster
+    // than the point-to-point schedules at every size on 2 and 4 ranks
+    // (alternating jobs, 2026-11-24: reduce_scatter 64 B-4 KiB at 0.5-0.9
+    // of Open MPI's time against 0.8-2.0 for recursive halving; alltoall
+    // 64 B-4 KiB at 0.5-0.9 against 0.9-2.0 for Bruck and pairwise, and
+    // 128 KiB-1 MiB at 0.5-1.0 against 0.6-1.2), except alltoall of
+    // 8-128 KiB on 2 ranks, where pairwise measured 0.3-1.1 and shm
+    // 0.7-2.2.
+    add_one_node(Collective::ReduceScatter, 0, kAny, "shm", 256 * K);
+    add_one_node(Collective::Alltoall, 8 * K, 128 * K, "pairwise", 0).ranks = {2, 3};
+    add_one_node(Collective::Alltoall, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Barrier, 0, kAny, "shm", 0);
     // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes
     // the ones that move the fewest bytes per rank.

@@ -503,6 +503,18 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(dec.params.chunk_bytes == 256 << 10);
   dec = one_node.select(call(Collective::ReduceScatter, 1 << 20, 4), "", "");
   CHECK(dec.algorithm->name == "shm");
+  dec = one_node.select(call(Collective::ReduceScatter, 64, 4), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  dec = one_node.select(call(Collective::Alltoall, 256, 4), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  dec = one_node.select(call(Collective::Alltoall, 16 << 10, 4), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  // Only on 2 ranks does pairwise keep alltoall's 8-128 KiB band.
+  const Dispatcher two_ranks(TuningTable(std::vector<TuningRule>{}), Topology::single_node(2, 1 << 20));
+  dec = two_ranks.select(call(Collective::Alltoall, 16 << 10, 2), "", "");
+  CHECK(dec.algorithm->name == "pairwise");
+  dec = two_ranks.select(call(Collective::Alltoall, 256 << 10, 2), "", "");
+  CHECK(dec.algorithm->name == "shm");
   dec = one_node.select(call(Collective::Reduce, 8, 4), "", "");
   CHECK(dec.algorithm->name == "shm");
   dec = one_node.select(call(Collective::Bcast, 4 << 10, 4), "", "");
