@@ -130,7 +130,7 @@ Comm::Comm(MPI_Comm mpi_comm)
     const size_t bytes = config_.shm_bytes < 0 ? default_node_memory_bytes(size_)
                                                : static_cast<size_t>(config_.shm_bytes);
     node_memory_ = NodeMemory::allocate(mpi_comm_, bytes);
-    if (node_memory_) node_memory_->port().set_streaming(config_.shm_stream);
+    if (node_memory_) node_memory_->port().slot_writes().force(config_.shm_stream);
     dispatcher_.set_shared_bytes(node_memory_ ? node_memory_->segment().data_bytes() : 0);
   }
   if (config_.debug.any() && rank_ == 0)

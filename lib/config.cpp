@@ -116,7 +116,12 @@ Config Config::from_environment(bool have_ucx) {
            "' is not a size (e.g. 0, 64M; at most 1T)");
     }
   }
-  if (const char* v = env("TUTTI_SHM_STREAM")) cfg.shm_stream = parse_bool("TUTTI_SHM_STREAM", v);
+  if (const char* v = env("TUTTI_SHM_STREAM")) {
+    const std::string mode = v;
+    if (mode == "1" || mode == "0") cfg.shm_stream = mode == "1";
+    else if (mode != "auto")
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_SHM_STREAM='", v, "': expected auto, 1 or 0");
+  }
   if (const char* v = env("TUTTI_UCX_PEER_ERRORS"))
     cfg.ucx_peer_errors = parse_bool("TUTTI_UCX_PEER_ERRORS", v);
   return cfg;

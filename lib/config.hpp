@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 
 #include "types.hpp"
@@ -37,9 +38,10 @@ struct Config {
   // TUTTI_SHM_BYTES: data bytes of a single-node communicator's shared
   // segment; -1 = the default (node_memory.hpp), 0 = none.
   long long shm_bytes = -1;
-  // TUTTI_SHM_STREAM: the shared-memory algorithms write their slots with
-  // non-temporal stores (see README: for cores far apart).
-  bool shm_stream = false;
+  // TUTTI_SHM_STREAM: whether the shared-memory algorithms write their
+  // slots with non-temporal stores; nullopt ("auto"): each rank decides
+  // from what it measures (slot_writes.hpp).
+  std::optional<bool> shm_stream;
   // TUTTI_UCX_PEER_ERRORS: UCX detects dead peers (UCX 1.13: over TCP only).
   bool ucx_peer_errors = false;
 

@@ -1,5 +1,6 @@
 #include "engine.hpp"
 
+#include <chrono>
 #include <cstring>
 
 #include "host_copy.hpp"
@@ -29,6 +30,9 @@ ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> s
   } else if (schedule_->shm_chunks > 0) {
     half_bytes_ = bufs_.shared->half_bytes();
     swap_halves_ = bufs_.shared->take_parity(schedule_->shm_chunks);
+    const SlotWrites::CallMode mode = bufs_.shared->slot_writes().begin_call();
+    stream_slot_writes_ = mode.streaming;
+    probe_slot_reads_ = mode.probe;
   }
 }
 
@@ -72,12 +76,20 @@ void ScheduleRun::set_error(Status status, std::string message) {
   error_ = std::move(message);
 }
 
+template <typename Note>
+void ScheduleRun::run_timed(const Step& s, Note note) {
+  const auto start = std::chrono::steady_clock::now();
+  run_local(s);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  note(bufs_.shared->slot_writes(), took.count());
+}
+
 void ScheduleRun::run_local(const Step& s) {
   const Schedule& sched = *schedule_;
   switch (s.kind) {
     case StepKind::Copy:
-      if (s.dst.kind == BufKind::Shared && bufs_.shared->streaming() &&
-          s.bytes >= kMinStreamingBytes && memory(s.src) == MemoryType::Host)
+      if (s.dst.kind == BufKind::Shared && stream_slot_writes_ && s.bytes >= kMinStreamingBytes &&
+          memory(s.src) == MemoryType::Host)
         host_copy_streaming(address(s.dst), address(s.src), s.bytes);
       else
         local_copy(address(s.dst), memory(s.dst), address(s.src), memory(s.src), s.bytes);
@@ -95,7 +107,24 @@ void ScheduleRun::run_local(const Step& s) {
 }
 
 void ScheduleRun::run_locals(const Round& round) {
-  for (uint32_t i = round.begin; i < round.comm_begin; ++i) run_local(schedule_->steps[i]);
+  for (uint32_t i = round.begin; i < round.comm_begin; ++i) {
+    const Step& s = schedule_->steps[i];
+    if (!probe_slot_reads_ || s.bytes < SlotWrites::kMinTimedBytes) {
+      run_local(s);
+      continue;
+    }
+    // A probe times the copies into this rank's slot and the reads of
+    // slots (copies out, reductions), to compare them.
+    const bool reads_slot = s.src.kind == BufKind::Shared ||
+                            (s.kind == StepKind::Reduce && s.aux.kind == BufKind::Shared);
+    const bool writes_slot = s.dst.kind == BufKind::Shared;
+    if (s.kind == StepKind::Copy && writes_slot && !reads_slot)
+      run_timed(s, [&](SlotWrites& w, double t) { w.note_own_copy(s.bytes, t); });
+    else if ((s.kind == StepKind::Copy || s.kind == StepKind::Reduce) && reads_slot && !writes_slot)
+      run_timed(s, [&](SlotWrites& w, double t) { w.note_peer_read(s.bytes, t); });
+    else
+      run_local(s);
+  }
 }
 
 void ScheduleRun::post_round() {
@@ -193,6 +222,7 @@ bool ScheduleRun::advance_in_node() {
   for (;;) {
     if (!round_posted_) {
       if (round_ == sched.rounds.size() || status_ != TUTTI_SUCCESS) {
+        if (probe_slot_reads_) bufs_.shared->slot_writes().end_probe();
         finished_ = true;
         return true;
       }

@@ -31,6 +31,8 @@
 #include <cstring>
 #include <vector>
 
+#include "slot_writes.hpp"
+
 namespace tutti {
 
 class SharedSegment {
@@ -109,11 +111,9 @@ class SharedPort {
         acked_(static_cast<size_t>(segment->nranks()), 0) {}
 
   SharedSegment& segment() const { return *segment_; }
-  // Whether this rank writes its slots with non-temporal stores
-  // (TUTTI_SHM_STREAM): the lines then do not stay dirty in its caches,
-  // where a core far away reads them slowly.
-  bool streaming() const { return streaming_; }
-  void set_streaming(bool on) { streaming_ = on; }
+  // How this rank writes its slots (normal or streaming stores), decided
+  // per call (slot_writes.hpp).
+  SlotWrites& slot_writes() { return slot_writes_; }
   size_t half_bytes() const { return shared_half_bytes(segment_->data_bytes()); }
   // For a schedule of `chunks` chunks, built as if its first chunk were
   // parity 0: whether its halves must be swapped, because the sequence is at
@@ -165,7 +165,7 @@ class SharedPort {
   std::vector<uint64_t> sent_, waited_;
   std::vector<uint64_t> acked_;  // the peers' acknowledgements, as last read
   uint32_t next_parity_ = 0;
-  bool streaming_ = false;
+  SlotWrites slot_writes_;
 };
 
 }  // namespace tutti

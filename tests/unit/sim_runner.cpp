@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "engine.hpp"
@@ -22,7 +23,7 @@ struct RankCall {
 // allocated when a schedule first needs it (its flags grow as P^2).
 class SimSegment {
  public:
-  SimSegment(int nranks, size_t data_bytes, bool streaming)
+  SimSegment(int nranks, size_t data_bytes, std::optional<bool> streaming)
       : nranks_(nranks), data_bytes_(data_bytes), streaming_(streaming) {}
   SharedPort& port(int rank) {
     if (!segment_) {
@@ -30,7 +31,7 @@ class SimSegment {
       segment_ = std::make_unique<SharedSegment>(memory_.data(), memory_.size(), nranks_);
       for (int r = 0; r < nranks_; ++r) {
         ports_.emplace_back(segment_.get(), r);
-        ports_.back().set_streaming(streaming_);
+        ports_.back().slot_writes().force(streaming_);
       }
     }
     return ports_[static_cast<size_t>(rank)];
@@ -39,7 +40,7 @@ class SimSegment {
  private:
   int nranks_;
   size_t data_bytes_;
-  bool streaming_;
+  std::optional<bool> streaming_;
   std::vector<char> memory_;
   std::unique_ptr<SharedSegment> segment_;
   std::vector<SharedPort> ports_;

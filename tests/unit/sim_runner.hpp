@@ -3,6 +3,7 @@
 // engine executes all of them over the simulated network.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,8 +19,9 @@ struct SimOptions {
   // Data bytes of the simulated node's shared segment. Small, so that the
   // shared-memory algorithms run many chunks even on small vectors.
   size_t shared_bytes = 16 * 1024;
-  // Ranks write their slots with non-temporal stores (TUTTI_SHM_STREAM).
-  bool shm_streaming = false;
+  // Ranks write their slots with non-temporal stores, or not
+  // (TUTTI_SHM_STREAM=1/0); nullopt: each rank decides (slot_writes.hpp).
+  std::optional<bool> shm_streaming = false;
   // Each rank on a thread of its own, as real ranks run concurrently (the
   // ThreadSanitizer test); a deadlock is then reported after this many
   // seconds instead of being detected exactly.

@@ -238,7 +238,9 @@ std::string run_sequence(int p, uint64_t seed, bool threaded, bool small_rooted 
   SimOptions options;
   options.threaded = threaded;
   options.shared_bytes = 64 * 1024;  // slots of 4 KiB and more: streaming copies
-  options.shm_streaming = seed % 2 == 0;
+  // Streaming stores, normal ones, or each rank's own choice.
+  const std::optional<bool> stream_modes[] = {true, false, std::nullopt};
+  options.shm_streaming = stream_modes[seed % 3];
   const std::vector<SimOutcome> got = run_sequence_in_sim(calls, options);
   if (!got.front().error.empty()) return got.front().error;
   for (size_t i = 0; i < cases.size(); ++i) {

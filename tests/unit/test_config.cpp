@@ -165,11 +165,15 @@ TEST_CASE("config: transport, timeout and other values", "[config]") {
   env.set("TUTTI_CHECK", "sometimes");
   CHECK(error_of() == "TUTTI_CHECK='sometimes': expected 1/0, yes/no, true/false or on/off");
   env.set("TUTTI_CHECK", std::nullopt);
-  CHECK_FALSE(Config::from_environment(true).shm_stream);
+  CHECK_FALSE(Config::from_environment(true).shm_stream.has_value());
+  env.set("TUTTI_SHM_STREAM", "auto");
+  CHECK_FALSE(Config::from_environment(true).shm_stream.has_value());
   env.set("TUTTI_SHM_STREAM", "1");
-  CHECK(Config::from_environment(true).shm_stream);
+  CHECK(Config::from_environment(true).shm_stream == true);
+  env.set("TUTTI_SHM_STREAM", "0");
+  CHECK(Config::from_environment(true).shm_stream == false);
   env.set("TUTTI_SHM_STREAM", "fast");
-  CHECK(error_of() == "TUTTI_SHM_STREAM='fast': expected 1/0, yes/no, true/false or on/off");
+  CHECK(error_of() == "TUTTI_SHM_STREAM='fast': expected auto, 1 or 0");
 }
 
 }  // namespace tutti

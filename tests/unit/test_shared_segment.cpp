@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "shared_segment.hpp"
+#include "slot_writes.hpp"
 
 namespace tutti::testing {
 namespace {
@@ -58,6 +59,57 @@ TEST_CASE("a signal tells its receiver how many of its signals were taken", "[sc
   CHECK_FALSE(job.b.can_signal(0));  // not taken yet: no news
   take_value(job.b, 0);
   CHECK(job.b.can_signal(0));
+}
+
+}  // namespace tutti::testing
+
+namespace tutti::testing {
+
+TEST_CASE("slot writes stream after two probes find the cores far apart", "[schedule]") {
+  SlotWrites writes;
+  auto call = [&writes] { return writes.begin_call(); };
+  // Calls 0 and 1 touch both halves of the segment; call 2 probes.
+  CHECK_FALSE(call().probe);
+  CHECK_FALSE(call().probe);
+  auto probe = [&](double own_seconds, double peer_seconds) {
+    const SlotWrites::CallMode mode = call();
+    REQUIRE(mode.probe);
+    CHECK_FALSE(mode.streaming);  // probes write normally
+    writes.note_own_copy(1 << 20, own_seconds);
+    writes.note_peer_read(1 << 20, peer_seconds);
+    writes.end_probe();
+    for (uint32_t i = 1; i < SlotWrites::kProbeEvery; ++i) {
+      const SlotWrites::CallMode m = call();
+      CHECK_FALSE(m.probe);
+      if (m.streaming != writes.far()) FAIL("call " << i << " after a probe");
+    }
+  };
+  probe(5e-4, 1e-4);  // copies in 5x slower than reads: one vote, not yet
+  CHECK_FALSE(writes.far());
+  probe(5e-4, 1e-4);
+  CHECK(writes.far());
+  probe(1e-4, 1e-4);  // close again: back at once
+  CHECK_FALSE(writes.far());
+  probe(5e-4, 1e-4);
+  CHECK_FALSE(writes.far());
+  // A probe that timed only one side decides nothing.
+  SlotWrites::CallMode mode = call();
+  REQUIRE(mode.probe);
+  writes.note_own_copy(1 << 20, 5e-4);
+  writes.end_probe();
+  CHECK_FALSE(writes.far());
+}
+
+TEST_CASE("a forced slot write mode never probes", "[schedule]") {
+  SlotWrites writes;
+  writes.force(true);
+  for (int i = 0; i < 100; ++i) {
+    const SlotWrites::CallMode mode = writes.begin_call();
+    CHECK_FALSE(mode.probe);
+    CHECK(mode.streaming);
+  }
+  writes.force(false);
+  CHECK_FALSE(writes.begin_call().streaming);
 }
 
 }  // namespace tutti::testing
