@@ -2,9 +2,10 @@
 // with non-temporal ("streaming") stores that leave the lines in memory
 // instead of dirty in the writer's caches.
 //
-// Why it matters: a peer reads every slot right after it was written. When
-// the two cores are close (a shared L3) that read is fast from the writer's
-// cache; when they are far apart it is slow, and streaming stores are much
+// Why it matters: a rank rewrites its slots right after its peers read
+// them. When the cores are close (a shared L3) that costs little; when they
+// are far apart every line must first be taken back from the far core, and
+// streaming stores, which write whole lines without that, are much
 // faster. Measured on this project's 2-core VMs, whose vCPUs change
 // placement every few minutes (docs/PERFORMANCE.md, "The slow-state
 // cliff"): a 2-rank 1 MiB allgather took 39-46 us (normal) or 76-98 us
@@ -19,9 +20,9 @@
 // large copies into its own slot and its large reads of the peers' slots.
 // When the cores are far apart the copies in are the slow part, not the
 // reads (measured): the rank then streams its writes until a probe says
-// otherwise. A wrong guess costs
-// speed, never correctness. Calls that only write (a bcast's root) or only
-// read (the other ranks) time one side and decide nothing.
+// otherwise. A wrong guess costs speed, never correctness. Calls that only
+// write (a bcast's root) or only read (the other ranks) time one side and
+// decide nothing.
 #pragma once
 
 #include <cstddef>
