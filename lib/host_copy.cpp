@@ -32,6 +32,11 @@ size_t head_to_line(char* d, const char* s, size_t n) {
   return head;
 }
 
+// Normal stores, or non-temporal ones: those send the destination lines
+// towards memory instead of leaving them dirty in this core's caches.
+enum class Stores { Cached, Streaming };
+
+template <Stores kStores>
 void copy_sse2(char* d, const char* s, size_t n) {
   size_t i = head_to_line(d, s, n);
   for (; i + 64 <= n; i += 64) {
@@ -39,14 +44,20 @@ void copy_sse2(char* d, const char* s, size_t n) {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
     const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
     const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
-    _mm_store_si128(reinterpret_cast<__m128i*>(d + i), a);
-    _mm_store_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
-    _mm_store_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
-    _mm_store_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
+    auto store = [](char* at, __m128i v) {
+      if constexpr (kStores == Stores::Streaming) _mm_stream_si128(reinterpret_cast<__m128i*>(at), v);
+      else _mm_store_si128(reinterpret_cast<__m128i*>(at), v);
+    };
+    store(d + i, a);
+    store(d + i + 16, b);
+    store(d + i + 32, c);
+    store(d + i + 48, e);
   }
   std::memcpy(d + i, s + i, n - i);  // under 64 bytes: never the slow path
+  if constexpr (kStores == Stores::Streaming) _mm_sfence();  // weakly ordered: before any flag
 }
 
+template <Stores kStores>
 [[gnu::target("avx2")]] void copy_avx2(char* d, const char* s, size_t n) {
   size_t i = head_to_line(d, s, n);
   for (; i + 128 <= n; i += 128) {
@@ -54,46 +65,27 @@ void copy_sse2(char* d, const char* s, size_t n) {
     const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 32));
     const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 64));
     const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 96));
-    _mm256_store_si256(reinterpret_cast<__m256i*>(d + i), a);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(d + i + 32), b);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(d + i + 64), c);
-    _mm256_store_si256(reinterpret_cast<__m256i*>(d + i + 96), e);
+    auto store = [](char* at, __m256i v) __attribute__((target("avx2"))) {
+      if constexpr (kStores == Stores::Streaming) _mm256_stream_si256(reinterpret_cast<__m256i*>(at), v);
+      else _mm256_store_si256(reinterpret_cast<__m256i*>(at), v);
+    };
+    store(d + i, a);
+    store(d + i + 32, b);
+    store(d + i + 64, c);
+    store(d + i + 96, e);
   }
   std::memcpy(d + i, s + i, n - i);  // under 128 bytes: never the slow path
+  if constexpr (kStores == Stores::Streaming) _mm_sfence();
 }
 
-// Non-temporal stores: the destination lines go towards memory instead of
-// staying dirty in this core's caches.
-[[gnu::target("avx2")]] void copy_streaming_avx2(char* d, const char* s, size_t n) {
-  size_t i = head_to_line(d, s, n);
-  for (; i + 128 <= n; i += 128) {
-    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i));
-    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 32));
-    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 64));
-    const __m256i e = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i + 96));
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i), a);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i + 32), b);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i + 64), c);
-    _mm256_stream_si256(reinterpret_cast<__m256i*>(d + i + 96), e);
-  }
-  std::memcpy(d + i, s + i, n - i);
-  _mm_sfence();  // streaming stores are weakly ordered: before any flag
-}
-
-void copy_streaming_sse2(char* d, const char* s, size_t n) {
-  size_t i = head_to_line(d, s, n);
-  for (; i + 64 <= n; i += 64) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 16));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 32));
-    const __m128i e = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i + 48));
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i), a);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 16), b);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 32), c);
-    _mm_stream_si128(reinterpret_cast<__m128i*>(d + i + 48), e);
-  }
-  std::memcpy(d + i, s + i, n - i);
-  _mm_sfence();
+// The host reducer's choice (TUTTI_HOST_ISA can lower it) also picks the
+// copy loop: "generic" means baseline x86-64, which has SSE2.
+template <Stores kStores>
+void copy_loop(char* d, const char* s, size_t n) {
+  if (host_reduce_isa() == std::string_view("generic"))
+    copy_sse2<kStores>(d, s, n);
+  else
+    copy_avx2<kStores>(d, s, n);
 }
 #endif
 
@@ -108,10 +100,7 @@ void host_copy_streaming(void* dst, const void* src, size_t bytes) {
     return;
   }
 #if defined(__x86_64__)
-  if (host_reduce_isa() == std::string_view("generic"))
-    copy_streaming_sse2(d, s, bytes);
-  else
-    copy_streaming_avx2(d, s, bytes);
+  copy_loop<Stores::Streaming>(d, s, bytes);
 #else
   std::memcpy(d, s, bytes);
 #endif
@@ -129,12 +118,7 @@ void host_copy(void* dst, const void* src, size_t bytes) {
     return;
   }
 #if defined(__x86_64__)
-  // The host reducer's choice (TUTTI_HOST_ISA can lower it) also picks the
-  // copy loop: "generic" means baseline x86-64, which has SSE2.
-  if (host_reduce_isa() == std::string_view("generic"))
-    copy_sse2(d, s, bytes);
-  else
-    copy_avx2(d, s, bytes);
+  copy_loop<Stores::Cached>(d, s, bytes);
 #else
   std::memcpy(d, s, bytes);
 #endif
