@@ -49,9 +49,9 @@ class ScheduleRun {
   char* address(BufRef ref) const;
   MemoryType memory(BufRef ref) const;
   void run_local(const Step& step);
-  // Runs a local step, timed for a probe call (slot_writes.hpp).
-  template <typename Note>
-  void run_timed(const Step& step, Note note);
+  // Runs a local step; returns the seconds it took (probe calls,
+  // slot_writes.hpp).
+  double run_timed(const Step& step);
   void run_locals(const Round& round);
   // The two ways a schedule runs: with messages over the transport, or
   // (a shared-memory schedule, or one with local steps only) within the
@@ -70,10 +70,10 @@ class ScheduleRun {
   // communicator's chunk sequence is at parity 1 the two halves swap.
   bool swap_halves_ = false;
   size_t half_bytes_ = 0;
-  // Slot writes with streaming stores; a probe call times reads of the
-  // peers' slots instead (slot_writes.hpp).
+  // Slot writes with streaming stores; a probe call writes normally and
+  // times its copies into the slot instead (slot_writes.hpp).
   bool stream_slot_writes_ = false;
-  bool probe_slot_reads_ = false;
+  bool probe_slot_writes_ = false;
   uint32_t seq_;
   size_t round_ = 0;
   bool round_posted_ = false;

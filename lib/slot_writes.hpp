@@ -16,13 +16,15 @@
 // what it sees. Every kProbeEvery-th call through the slots (from the
 // third, when both halves of the segment have been touched) is a probe,
 // the same calls on every rank (they start such calls in the same order).
-// In a probe everybody writes with normal stores, and a rank times its
-// large copies into its own slot and its large reads of the peers' slots.
-// When the cores are far apart the copies in are the slow part, not the
-// reads (measured): the rank then streams its writes until a probe says
-// otherwise. A wrong guess costs speed, never correctness. Calls that only
-// write (a bcast's root) or only read (the other ranks) time one side and
-// decide nothing.
+// In a probe everybody writes with normal stores, and a rank times each
+// large copy into its own slot twice: the copy itself, then the same copy
+// again, which finds the lines already in its own cache. When the cores
+// are far apart the first copy is many times slower than the second (the
+// lines come back from the far core first); when they are close it is
+// not (measured). The rank then streams its writes until a probe says
+// otherwise. The test needs only the rank's own writes, so it works for
+// every rank that writes its slot: a bcast's root, an allreduce's ranks,
+// alike. A wrong guess costs speed, never correctness.
 #pragma once
 
 #include <cstddef>
@@ -36,22 +38,25 @@ class SlotWrites {
   // Every 32nd call probes: in the far-apart state a probe runs the slow
   // way, so probing more often costs more than the state changes need.
   static constexpr uint32_t kProbeEvery = 32;
-  // Copies into the rank's own slot this many times slower (per byte)
-  // than its reads of the peers' slots, in the same call, mean far-apart
-  // cores: writing a line a far core last read must first take it from
-  // there. Measured in probes here: 0.7-1.5 close (after the first touch
-  // of the pages), 2.4-10 far. Comparing within the call keeps the test
-  // independent of the machine's speed and of other load.
-  static constexpr double kFarRatio = 2.0;
-  // Copies shorter than this are not timed (the clock would dominate).
-  static constexpr size_t kMinTimedBytes = 64 * 1024;
+  // A first copy into the rank's own slot this many times slower than
+  // the same copy repeated at once means far-apart cores. Measured in
+  // probes of 1 MiB calls on 2 ranks here (docs/PERFORMANCE.md): close,
+  // 1.0-1.8 for allgather and bcast, 2-8 for allreduce (its peer is
+  // reading the other half of the segment meanwhile); far, 10-24 for
+  // allgather and bcast, 7.5-27 (median 18) for allreduce. Comparing
+  // within the call keeps the test independent of the machine's speed
+  // and of other load.
+  static constexpr double kFarRatio = 6.0;
+  // Copies shorter than this are not timed (the clock would dominate:
+  // reading it costs about 20 ns, a 16 KiB copy in cache about 500).
+  static constexpr size_t kMinTimedBytes = 16 * 1024;
 
   // TUTTI_SHM_STREAM: a fixed choice, or nullopt for the automatic one.
   void force(std::optional<bool> streaming) { forced_ = streaming; }
 
   // How one call through the slots runs.
   struct CallMode {
-    bool probe = false;      // time the reads of peers' slots
+    bool probe = false;      // time the copies into the rank's own slot
     bool streaming = false;  // write the slots with streaming stores
   };
   // For the next call through the slots; calls come in the same order on
@@ -62,42 +67,33 @@ class SlotWrites {
     return {probe, !probe && far_};
   }
 
-  // In a probe call: `bytes` of peers' slots read (copied out or reduced)
-  // in `seconds`, or `bytes` copied from the rank's own buffer into its
-  // slot.
-  void note_peer_read(size_t bytes, double seconds) { peer_.add(bytes, seconds); }
-  void note_own_copy(size_t bytes, double seconds) { own_.add(bytes, seconds); }
-  // The probe call ended: decide, if it timed both kinds. Far takes two
+  // In a probe call: a copy into the rank's own slot took `first`
+  // seconds, and the same copy repeated at once `again`.
+  void note_own_copy(double first, double again) {
+    first_ += first;
+    again_ += again;
+  }
+  // The probe call ended: decide, if it timed a copy. Far takes two
   // probes in a row that say so (one can be a fluke: a page fault, an
   // interrupt), close takes one (a wrong "far" costs more in the usual
   // state).
   void end_probe() {
-    if (peer_.seconds > 0 && own_.seconds > 0) {
-      const bool says_far = own_.seconds_per_byte() > kFarRatio * peer_.seconds_per_byte();
+    if (first_ > 0 && again_ > 0) {
+      const bool says_far = first_ > kFarRatio * again_;
       far_votes_ = says_far ? far_votes_ + 1 : 0;
       far_ = far_votes_ >= 2;
     }
-    peer_ = {};
-    own_ = {};
+    first_ = again_ = 0;
   }
   // What the last probe found (for tests and TUTTI_DEBUG).
   bool far() const { return far_; }
 
  private:
-  struct Timed {
-    size_t bytes = 0;
-    double seconds = 0;
-    void add(size_t b, double s) {
-      bytes += b;
-      seconds += s;
-    }
-    double seconds_per_byte() const { return seconds / static_cast<double>(bytes); }
-  };
   std::optional<bool> forced_;
   uint64_t calls_ = 0;
   int far_votes_ = 0;  // probes in a row that found the cores far apart
   bool far_ = false;
-  Timed peer_, own_;
+  double first_ = 0, again_ = 0;  // seconds, this probe's timed copies
 };
 
 }  // namespace tutti

@@ -525,9 +525,19 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   // faster through the segment too.
   dec = one_node.select(call(Collective::Bcast, 8, 4), "", "");
   CHECK(dec.algorithm->name == "shm");
-  // Medium allreduce stays with recursive halving (it measured level or faster).
+  // Medium allreduce on 2 ranks goes point to point (level when the cores
+  // are close, 2x faster when they are far apart); on 4 ranks the segment
+  // keeps it.
   dec = one_node.select(call(Collective::Allreduce, 32 << 10, 4), "", "");
-  CHECK(dec.algorithm->name == "recursive_halving");
+  CHECK(dec.algorithm->name == "shm");
+  for (const size_t bytes : {size_t{16} << 10, size_t{1} << 20, (size_t{4} << 20) - 4}) {
+    dec = two_ranks.select(call(Collective::Allreduce, bytes, 2), "", "");
+    CHECK(dec.algorithm->name == "recursive_halving");
+  }
+  dec = two_ranks.select(call(Collective::Allreduce, (16 << 10) - 4, 2), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  dec = two_ranks.select(call(Collective::Allreduce, 4 << 20, 2), "", "");
+  CHECK(dec.algorithm->name == "shm");
   // Without a shared segment the shm rule refuses and the general default runs.
   const Dispatcher no_segment(TuningTable(std::vector<TuningRule>{}), Topology::single_node(4));
   dec = no_segment.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
