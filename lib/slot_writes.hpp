@@ -41,8 +41,7 @@ class SlotWrites {
   // A first copy into the rank's own slot this many times slower than
   // the same copy repeated at once means far-apart cores. Measured in
   // probes of 1 MiB calls on 2 ranks here (docs/PERFORMANCE.md): close,
-  // 1.0-1.8 for allgather and bcast, 2-8 for allreduce (its peer is
-  // reading the other half of the segment meanwhile); far, 10-24 for
+  // 1.0-1.8 for allgather and bcast, 2-8 for allreduce; far, 10-24 for
   // allgather and bcast, 7.5-27 (median 18) for allreduce. Comparing
   // within the call keeps the test independent of the machine's speed
   // and of other load.

@@ -174,16 +174,16 @@ const TuningTable& builtin_tuning() {
     // 512 B is faster through the segment too: 0.39-0.70 of Open MPI's
     // time against the tree's 0.51-0.97 (2 ranks, alternating jobs).
     // Allreduce of 16 KiB-4 MiB on 2 ranks goes point to point (recursive
-    // halving, whose large messages UCX moves with one copy by the kernel,
-    // reading the peer's buffer in place): level with the segment when the
-    // two cores are close (1 MiB: 151-159 us against 165-190), and 2x
-    // faster when they are far apart (466-500 us against 1050, Open MPI
-    // 480-800), where every write into the segment first takes the lines
-    // back from the far core (alternating jobs, 2026-11-24,
-    // docs/PERFORMANCE.md "Allreduce when the cores are far apart"). On 4
-    // ranks the segment wins at these sizes (16 KiB: 0.3 of Open MPI's
-    // time against 0.8), and from 4 MiB on 2 ranks (0.5-0.7 against
-    // 0.8-0.9).
+    // halving; UCX sends its large messages by rendezvous, here over the
+    // cma transport, where the kernel copies from the peer's buffer in
+    // place): level with the segment when the two cores are close (1 MiB:
+    // 151-159 us against 165-190), and 2x faster when they are far apart
+    // (466-500 us against 1050, Open MPI 480-800), where every write into
+    // the segment first takes the lines back from the far core
+    // (alternating jobs, 2026-11-24, docs/PERFORMANCE.md "The slow state,
+    // second pass"). On 4 ranks the segment wins at these sizes (16 KiB:
+    // 0.3 of Open MPI's time against 0.8), and from 4 MiB on 2 ranks
+    // (0.5-0.7 against 0.8-0.9).
     add_one_node(Collective::Allreduce, 16 * K, 4 * M, "recursive_halving", 0).ranks = {2, 3};
     add_one_node(Collective::Allreduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);
