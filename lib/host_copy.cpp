@@ -22,6 +22,10 @@ constexpr size_t kLoopMaxBytes = size_t{1} << 20;
 
 bool overlapping(const char* d, const char* s, size_t n) { return d < s + n && s < d + n; }
 
+// Normal stores, or non-temporal ones: those send the destination lines
+// towards memory instead of leaving them dirty in this core's caches.
+enum class Stores { Cached, Streaming };
+
 #if defined(__x86_64__)
 // Both loops align the stores to 64 bytes and load unaligned: an unaligned
 // load costs nothing extra on the CPUs concerned, a store split over two
@@ -31,10 +35,6 @@ size_t head_to_line(char* d, const char* s, size_t n) {
   std::memcpy(d, s, head);
   return head;
 }
-
-// Normal stores, or non-temporal ones: those send the destination lines
-// towards memory instead of leaving them dirty in this core's caches.
-enum class Stores { Cached, Streaming };
 
 template <Stores kStores>
 void copy_sse2(char* d, const char* s, size_t n) {
@@ -78,16 +78,22 @@ template <Stores kStores>
   if constexpr (kStores == Stores::Streaming) _mm_sfence();
 }
 
+#endif
+
 // The host reducer's choice (TUTTI_HOST_ISA can lower it) also picks the
-// copy loop: "generic" means baseline x86-64, which has SSE2.
+// copy loop: "generic" means baseline x86-64, which has SSE2. Elsewhere
+// memcpy.
 template <Stores kStores>
 void copy_loop(char* d, const char* s, size_t n) {
+#if defined(__x86_64__)
   if (host_reduce_isa() == std::string_view("generic"))
     copy_sse2<kStores>(d, s, n);
   else
     copy_avx2<kStores>(d, s, n);
-}
+#else
+  std::memcpy(d, s, n);
 #endif
+}
 
 }  // namespace
 
@@ -99,11 +105,7 @@ void host_copy_streaming(void* dst, const void* src, size_t bytes) {
     std::memmove(d, s, bytes);
     return;
   }
-#if defined(__x86_64__)
   copy_loop<Stores::Streaming>(d, s, bytes);
-#else
-  std::memcpy(d, s, bytes);
-#endif
 }
 
 void host_copy(void* dst, const void* src, size_t bytes) {
@@ -117,11 +119,7 @@ void host_copy(void* dst, const void* src, size_t bytes) {
     std::memmove(d, s, bytes);
     return;
   }
-#if defined(__x86_64__)
   copy_loop<Stores::Cached>(d, s, bytes);
-#else
-  std::memcpy(d, s, bytes);
-#endif
 }
 
 }  // namespace tutti
