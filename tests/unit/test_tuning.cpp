@@ -498,46 +498,36 @@ TEST_CASE("the dispatcher obeys a user table, and the defaults where no rule mat
 
 TEST_CASE("one-node jobs default to the shared-memory algorithms where they measured fastest", "[tuning]") {
   const Dispatcher one_node(TuningTable(std::vector<TuningRule>{}), Topology::single_node(4, 1 << 20));
+  const Dispatcher two_ranks(TuningTable(std::vector<TuningRule>{}), Topology::single_node(2, 1 << 20));
+  // The algorithm the built-in rules pick for a call of `bytes` on all of
+  // the dispatcher's ranks.
+  auto picks = [](const Dispatcher& d, Collective c, uint64_t bytes, int nranks) {
+    return d.select(call(c, bytes, nranks), "", "").algorithm->name;
+  };
   Decision dec = one_node.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
   CHECK(dec.algorithm->name == "shm");
   CHECK(dec.params.chunk_bytes == 256 << 10);
-  dec = one_node.select(call(Collective::ReduceScatter, 1 << 20, 4), "", "");
-  CHECK(dec.algorithm->name == "shm");
-  dec = one_node.select(call(Collective::ReduceScatter, 64, 4), "", "");
-  CHECK(dec.algorithm->name == "shm");
-  dec = one_node.select(call(Collective::Alltoall, 256, 4), "", "");
-  CHECK(dec.algorithm->name == "shm");
-  dec = one_node.select(call(Collective::Alltoall, 16 << 10, 4), "", "");
-  CHECK(dec.algorithm->name == "shm");
+  CHECK(picks(one_node, Collective::ReduceScatter, 1 << 20, 4) == "shm");
+  CHECK(picks(one_node, Collective::ReduceScatter, 64, 4) == "shm");
+  CHECK(picks(one_node, Collective::Alltoall, 256, 4) == "shm");
+  CHECK(picks(one_node, Collective::Alltoall, 16 << 10, 4) == "shm");
   // Only on 2 ranks does pairwise keep alltoall's 8-128 KiB band.
-  const Dispatcher two_ranks(TuningTable(std::vector<TuningRule>{}), Topology::single_node(2, 1 << 20));
-  dec = two_ranks.select(call(Collective::Alltoall, 16 << 10, 2), "", "");
-  CHECK(dec.algorithm->name == "pairwise");
-  dec = two_ranks.select(call(Collective::Alltoall, 256 << 10, 2), "", "");
-  CHECK(dec.algorithm->name == "shm");
-  dec = one_node.select(call(Collective::Reduce, 8, 4), "", "");
-  CHECK(dec.algorithm->name == "shm");
-  dec = one_node.select(call(Collective::Bcast, 4 << 10, 4), "", "");
-  CHECK(dec.algorithm->name == "shm");
-  dec = one_node.select(call(Collective::Barrier, 0, 4), "", "");
-  CHECK(dec.algorithm->name == "shm");
+  CHECK(picks(two_ranks, Collective::Alltoall, 16 << 10, 2) == "pairwise");
+  CHECK(picks(two_ranks, Collective::Alltoall, 256 << 10, 2) == "shm");
+  CHECK(picks(one_node, Collective::Reduce, 8, 4) == "shm");
+  CHECK(picks(one_node, Collective::Bcast, 4 << 10, 4) == "shm");
+  CHECK(picks(one_node, Collective::Barrier, 0, 4) == "shm");
   // Since blocking calls run their schedule directly, the smallest bcast is
   // faster through the segment too.
-  dec = one_node.select(call(Collective::Bcast, 8, 4), "", "");
-  CHECK(dec.algorithm->name == "shm");
+  CHECK(picks(one_node, Collective::Bcast, 8, 4) == "shm");
   // Medium allreduce on 2 ranks goes point to point (level when the cores
   // are close, 2x faster when they are far apart); on 4 ranks the segment
   // keeps it.
-  dec = one_node.select(call(Collective::Allreduce, 32 << 10, 4), "", "");
-  CHECK(dec.algorithm->name == "shm");
-  for (const size_t bytes : {size_t{16} << 10, size_t{1} << 20, (size_t{4} << 20) - 4}) {
-    dec = two_ranks.select(call(Collective::Allreduce, bytes, 2), "", "");
-    CHECK(dec.algorithm->name == "recursive_halving");
-  }
-  dec = two_ranks.select(call(Collective::Allreduce, (16 << 10) - 4, 2), "", "");
-  CHECK(dec.algorithm->name == "shm");
-  dec = two_ranks.select(call(Collective::Allreduce, 4 << 20, 2), "", "");
-  CHECK(dec.algorithm->name == "shm");
+  CHECK(picks(one_node, Collective::Allreduce, 32 << 10, 4) == "shm");
+  for (const uint64_t bytes : {uint64_t{16} << 10, uint64_t{1} << 20, (uint64_t{4} << 20) - 4})
+    CHECK(picks(two_ranks, Collective::Allreduce, bytes, 2) == "recursive_halving");
+  CHECK(picks(two_ranks, Collective::Allreduce, (16 << 10) - 4, 2) == "shm");
+  CHECK(picks(two_ranks, Collective::Allreduce, 4 << 20, 2) == "shm");
   // Without a shared segment the shm rule refuses and the general default runs.
   const Dispatcher no_segment(TuningTable(std::vector<TuningRule>{}), Topology::single_node(4));
   dec = no_segment.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
