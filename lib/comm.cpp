@@ -181,6 +181,11 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args, Plan& uncached) {
       d.algorithm->build(b);
       ++stats_.schedule_builds;
       plan.schedule = std::make_shared<const Schedule>(b.finish());
+      plan.direct = d.algorithm->run_direct && node_memory_ && args.memory == MemoryType::Host &&
+                    d.algorithm->direct_applies(with_params, size_);
+      if (plan.direct)
+        direct_scratch_.resize(std::max(direct_scratch_.size(),
+                                        kDirectScratchPerRank * static_cast<size_t>(size_)));
     }
   };
   // alltoallv plans depend on the counts: not worth caching.
@@ -317,6 +322,64 @@ std::shared_ptr<Operation> Comm::launch(const CollArgs& in_args, const Plan& pla
   return op;
 }
 
+// How a blocked call waits between polls: it spins, then yields its core
+// (another rank may need it in an oversubscribed job), asks now and then
+// whether another rank aborted, and reads the clock only every 64 polls (a
+// small call finishes in less time than two reads take); the timeout counts
+// from the first read.
+class Comm::Patience {
+ public:
+  Patience(Comm& comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {
+    if (comm.config_.debug.calls) start_clock();
+  }
+  // After a poll; `progressed`: it found something to do. False once the
+  // timeout has passed.
+  bool after_poll(bool progressed) {
+    if (progressed) {
+      idle_ = 0;
+    } else if (++idle_ > comm_.config_.spin_before_yield) {
+      sched_yield();
+      // Stuck, perhaps because another rank aborted: ask now and then.
+      if ((idle_ & 63) == 0) comm_.poll_remote_abort();
+    }
+    return timeout_s_ <= 0 || (++polls_ & 63) != 0 || !timed_out();
+  }
+  // With TUTTI_DEBUG=calls: how long the call has waited.
+  double waited_us() const {
+    return clock_started_ ? std::chrono::duration<double, std::micro>(Clock::now() - start_).count()
+                          : 0;
+  }
+
+ private:
+  void start_clock() {
+    start_ = Clock::now();
+    clock_started_ = true;
+  }
+  bool timed_out() {
+    if (!clock_started_) {
+      start_clock();
+      return false;
+    }
+    return std::chrono::duration<double>(Clock::now() - start_).count() > timeout_s_;
+  }
+  Comm& comm_;
+  double timeout_s_;
+  Clock::time_point start_{};
+  bool clock_started_ = false;
+  int idle_ = 0;
+  uint64_t polls_ = 0;
+};
+
+std::string Comm::timeout_message(const std::string& what, std::vector<int> waiting,
+                                  double timeout_s) const {
+  std::sort(waiting.begin(), waiting.end());  // one entry per message
+  waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
+  std::string peers;
+  for (int p : waiting) peers += str(peers.empty() ? "" : ", ", p);
+  return str(what, " timed out after ", timeout_s, " s on rank ", rank_,
+             peers.empty() ? std::string() : str("; still waiting for rank(s) ", peers));
+}
+
 Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
                           MemoryType out_mem) {
   Plan uncached;
@@ -332,6 +395,9 @@ Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, Memor
     const std::shared_ptr<Operation> op = launch(args, plan, label, in, out, in_mem, out_mem);
     return wait(*op, config_.timeout_s);
   }
+  if (plan.direct && !config_.debug.calls) return run_direct(args, plan, label, in, out);
+  if (!plan.schedule->uses_transport && !config_.debug.calls)
+    return run_in_node(plan, label, in, out, message_bytes(args, size_));
   ScheduleOp op(label, *transport_, plan.schedule, host_buffers(in, out), label.seq,
                 scratch_.acquire(plan.schedule->scratch_bytes));
   on_started(op, message_bytes(args, size_));
@@ -342,6 +408,83 @@ Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, Memor
     ~Release() { direct = nullptr; }
   } release{direct_};
   return wait(op, config_.timeout_s);
+}
+
+Status Comm::run_in_node(const Plan& plan, const OpLabel& label, const void* in, void* out,
+                         size_t bytes) {
+  Buffers bufs = host_buffers(in, out);
+  const ScratchLease scratch = scratch_.acquire(plan.schedule->scratch_bytes);
+  bufs.scratch = scratch.data();
+  ScheduleRun run(*transport_, plan.schedule, bufs, label.seq);
+  const uint64_t trace = recorder_ ? recorder_->started(label, bytes) : 0;
+  Patience patience(*this, config_.timeout_s);
+  for (uint64_t polls = 1; !run.advance(); ++polls) {
+    // Nothing here needs the transport; it still takes in, now and then,
+    // messages that arrive early for later calls.
+    if ((polls & 63) == 0) transport_->progress();
+    if (!patience.after_poll(false)) {
+      const std::string message = timeout_message(label.to_string(), run.waiting_for(),
+                                                  config_.timeout_s);
+      run.cancel(TUTTI_ERR_TIMEOUT, message);
+      failed_ = true;
+      failure_ = message;
+      if (recorder_) recorder_->write(message);
+    } else if (aborted_) {  // another rank's notice, taken in while waiting
+      run.cancel(TUTTI_ERR_TRANSPORT, failure_);
+    }
+  }
+  if (recorder_) recorder_->finished(trace, run.status());
+  if (run.status() == TUTTI_SUCCESS) return TUTTI_SUCCESS;
+  if (run.status() == TUTTI_ERR_TIMEOUT) return set_last_error(TUTTI_ERR_TIMEOUT, run.error());
+  return set_last_error(run.status(), str(label.to_string(), ": ", run.error()));
+}
+
+// The flag waits of a direct run. A flag check costs a few instructions,
+// a poll of wait() far more: Patience ticks once per 16 checks, so that
+// TUTTI_SPIN means about as long a spin here as there.
+class Comm::DirectWait final : public FlagWait {
+ public:
+  DirectWait(Comm& comm, const OpLabel& label)
+      : comm_(comm), label_(label), patience_(comm, comm.config_.timeout_s) {}
+  bool idle(int peer) override {
+    if ((++checks_ & 15) != 0) return true;
+    // As in run_in_node: take in early messages now and then.
+    if ((checks_ & 1023) == 0) comm_.transport_->progress();
+    if (!patience_.after_poll(false)) {
+      status = TUTTI_ERR_TIMEOUT;
+      message = comm_.timeout_message(label_.to_string(), {peer}, comm_.config_.timeout_s);
+      comm_.failed_ = true;
+      comm_.failure_ = message;
+      if (comm_.recorder_) comm_.recorder_->write(message);
+      return false;
+    }
+    if (comm_.aborted_) {  // another rank's notice, taken in while waiting
+      status = TUTTI_ERR_TRANSPORT;
+      message = str(label_.to_string(), ": ", comm_.failure_);
+      return false;
+    }
+    return true;
+  }
+  Status status = TUTTI_SUCCESS;
+  std::string message;
+
+ private:
+  Comm& comm_;
+  const OpLabel& label_;
+  Patience patience_;
+  uint64_t checks_ = 0;
+};
+
+Status Comm::run_direct(const CollArgs& args, const Plan& plan, const OpLabel& label,
+                        const void* in, void* out) {
+  const uint64_t trace = recorder_ ? recorder_->started(label, message_bytes(args, size_)) : 0;
+  DirectWait wait(*this, label);
+  const DirectCall call{args, plan.params, in, out, rank_, size_, node_memory_->port(),
+                        direct_scratch_.data(), wait};
+  const bool ok = plan.algorithm->run_direct(call);
+  if (recorder_) recorder_->finished(trace, ok ? TUTTI_SUCCESS : wait.status);
+  if (ok) return TUTTI_SUCCESS;
+  return set_last_error(wait.status, wait.message);
 }
 
 std::shared_ptr<Operation> Comm::start_point_to_point(bool is_send, void* buf, size_t bytes,
@@ -424,37 +567,12 @@ int Comm::progress() {
 }
 
 Status Comm::wait(Operation& op, double timeout_s) {
-  // The clock is read only where needed: a small call finishes in less time
-  // than two reads take. The timeout counts from the first check.
-  std::optional<Clock::time_point> start;
-  if (config_.debug.calls) start = Clock::now();
-  auto timed_out = [&] {
-    if (start) return std::chrono::duration<double>(Clock::now() - *start).count() > timeout_s;
-    start = Clock::now();
-    return false;
-  };
-  int idle = 0;
-  uint64_t iterations = 0;
+  Patience patience(*this, timeout_s);
   while (!op.finished()) {
     const int events = progress();
     if (op.finished()) break;
-    if (events > 0) {
-      idle = 0;
-    } else if (++idle > config_.spin_before_yield) {
-      // Do not burn a core another rank may need (oversubscribed jobs).
-      sched_yield();
-      // Stuck, perhaps because another rank aborted: ask now and then.
-      if ((idle & 63) == 0 && poll_remote_abort()) continue;
-    }
-    if (timeout_s > 0 && (++iterations & 63) == 0 && timed_out()) {
-      std::vector<int> waiting = op.waiting_for();  // one entry per message
-      std::sort(waiting.begin(), waiting.end());
-      waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
-      std::string peers;
-      for (int p : waiting) peers += str(peers.empty() ? "" : ", ", p);
-      const std::string message =
-          str(op.description(), " timed out after ", timeout_s, " s on rank ", rank_,
-              peers.empty() ? std::string() : str("; still waiting for rank(s) ", peers));
+    if (!patience.after_poll(events > 0)) {
+      const std::string message = timeout_message(op.description(), op.waiting_for(), timeout_s);
       op.cancel(TUTTI_ERR_TIMEOUT, message);
       failed_ = true;
       failure_ = message;
@@ -465,9 +583,8 @@ Status Comm::wait(Operation& op, double timeout_s) {
     }
   }
   if (config_.debug.calls && rank_ == 0)
-    log_line(rank_, str(op.description(), ": ",
-                        std::chrono::duration<double, std::micro>(Clock::now() - *start).count(),
-                        " us waited", op.status() == TUTTI_SUCCESS ? "" : ", failed"));
+    log_line(rank_, str(op.description(), ": ", patience.waited_us(), " us waited",
+                        op.status() == TUTTI_SUCCESS ? "" : ", failed"));
   if (op.status() != TUTTI_SUCCESS) {
     if (op.status() == TUTTI_ERR_TRANSPORT) {
       failed_ = true;

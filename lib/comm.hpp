@@ -124,6 +124,7 @@ class Comm {
     AlgoParams params;
     bool fell_back = false;
     std::shared_ptr<const Schedule> schedule;  // null for "mpi"
+    bool direct = false;  // a blocking call may run algorithm->run_direct
   };
 
   // The cached plan for `args`, or one built into `uncached` (alltoallv).
@@ -142,6 +143,21 @@ class Comm {
   std::shared_ptr<Operation> start_plan(const CollArgs& args, const Plan& plan,
                                         const OpLabel& label, const void* in, void* out,
                                         MemoryType mem);
+  // A blocking call of a schedule that needs no transport (flags and local
+  // steps: the shared-memory algorithms, or one rank) runs to its end right
+  // here, with no operation object and no progress() round per poll: a
+  // flag found set is acted on at once. `bytes`: for the flight recorder.
+  Status run_in_node(const Plan& plan, const OpLabel& label, const void* in, void* out,
+                     size_t bytes);
+  // A blocking call whose plan is `direct` runs the algorithm's run_direct
+  // (direct_call.hpp), on this stack, waiting through a DirectWait.
+  Status run_direct(const CollArgs& args, const Plan& plan, const OpLabel& label, const void* in,
+                    void* out);
+  class Patience;  // how a blocked call waits between polls
+  class DirectWait;
+  // "<what> timed out after <s> s on rank <r>; still waiting for rank(s) ..."
+  std::string timeout_message(const std::string& what, std::vector<int> waiting,
+                              double timeout_s) const;
   // Whether a new call must go through cuda::CallOp (a stream is set, or
   // calls before it wait for theirs).
   bool ordered_by_cuda() const;
@@ -169,6 +185,7 @@ class Comm {
   // which one operation at a time may use. The others wait their turn in
   // call order (the same on every rank, so the queue cannot deadlock).
   std::unique_ptr<NodeMemory> node_memory_;
+  std::vector<char> direct_scratch_;  // DirectCall::scratch, sized with the plans
   std::shared_ptr<Operation> shm_holder_;
   // The blocking call running on the caller's stack (run_blocking), polled
   // by progress() like the operations in active_.

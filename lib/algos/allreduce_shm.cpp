@@ -15,9 +15,14 @@
 //             sends it to every other in its flag line (shm_common.hpp), so
 //             the call is one synchronisation and one cache-line transfer
 //             per peer; scratch P x n.
+//             A blocking call this small runs directly (direct_call.hpp):
+//             the same steps without the engine.
 //   Best on few ranks per node; every rank reduces the whole vector, so
 //   the work grows with P.
+#include <cstring>
+
 #include "algos/shm_common.hpp"
+#include "host_reduce.hpp"
 
 namespace tutti::algos {
 namespace {
@@ -57,11 +62,40 @@ void build(ScheduleBuilder& b) {
   }
 }
 
+// A blocking call that fits the flag lines runs directly (direct_call.hpp):
+// build_inline's steps, in its order, without the engine.
+bool direct_applies(const CollArgs& a, int nranks) {
+  return nranks > 1 && a.count > 0 && shm_fits_inline(a.count * a.elem_size());
+}
+
+bool run_direct(const DirectCall& c) {
+  const size_t count = c.args.count, n = count * c.args.elem_size();
+  char* values = static_cast<char*>(c.scratch);
+  auto value = [&](int q) { return values + static_cast<size_t>(q) * n; };
+  std::memcpy(value(c.rank), c.input, n);
+  for (int q = 0; q < c.nranks; ++q) {
+    if (q == c.rank) continue;
+    while (!c.port.can_signal(q))
+      if (!c.wait.idle(q)) return false;
+    c.port.signal(q, c.input, n);
+  }
+  for (int q = 0; q < c.nranks; ++q) {
+    if (q == c.rank) continue;
+    while (!c.port.arrived(q))
+      if (!c.wait.idle(q)) return false;
+    c.port.take(q, value(q), n);
+  }
+  host_reduce(c.output, value(0), value(1), count, c.args.dtype, c.args.op);
+  for (int q = 2; q < c.nranks; ++q) host_reduce(c.output, c.output, value(q), count, c.args.dtype, c.args.op);
+  if (c.args.op == Op::Avg) host_divide(c.output, count, c.args.dtype, c.nranks);
+  return true;
+}
+
 }  // namespace
 
 extern const Algorithm kAllreduceShm{
     "shm", Collective::Allreduce,
     "single node: ranks stage chunks in shared memory and each reduces all of them",
-    refuse, build};
+    refuse, build, direct_applies, run_direct};
 
 }  // namespace tutti::algos

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "coll_args.hpp"
+#include "direct_call.hpp"
 #include "schedule.hpp"
 #include "topology.hpp"
 
@@ -26,6 +27,10 @@ struct Algorithm {
   Refusal (*refuse)(const CollArgs& args, const Topology& topo);
   // Appends this rank's steps. Null for "mpi": the MPI library's own collective.
   void (*build)(ScheduleBuilder& b);
+  // Optional (direct_call.hpp): whether a blocking call of `args` (params
+  // set) on `nranks` ranks may run directly, and the run; true on success.
+  bool (*direct_applies)(const CollArgs& args, int nranks) = nullptr;
+  bool (*run_direct)(const DirectCall& call) = nullptr;
 
   bool is_mpi() const { return build == nullptr; }
 };

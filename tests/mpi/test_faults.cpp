@@ -188,6 +188,33 @@ TEST_CASE("without TUTTI_CHECK a skipped collective times out, naming the missin
   CHECK(all_ranks(found));
 }
 
+// A blocking allreduce this small runs directly on the flags
+// (direct_call.hpp), with its own waiting loop: it must time out the same.
+TEST_CASE("a small allreduce a rank skips times out on the others, naming it", "[faults]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c(EnvList{{"TUTTI_CHECK", "0"}});
+  const int skipper = p - 1;
+  std::vector<float> in(2, 1.0f), out(2);
+  int st = TUTTI_SUCCESS;
+  std::string e;
+  const double t0 = MPI_Wtime();
+  if (me != skipper) {
+    st = tutti_allreduce(in.data(), out.data(), 2, TUTTI_FLOAT32, TUTTI_SUM, c.comm);
+    e = tutti_last_error();
+  }
+  const double waited = MPI_Wtime() - t0;
+  INFO(e);
+  CHECK(all_ranks(me == skipper ||
+                  (st == TUTTI_ERR_TIMEOUT && has(e, "allreduce #0 (shm) timed out after 3 s") &&
+                   has(e, str("still waiting for rank(s) ", skipper)) && waited < 30)));
+  // The communicator is failed from then on, at once.
+  if (me != skipper)
+    CHECK(tutti_allreduce(in.data(), out.data(), 2, TUTTI_FLOAT32, TUTTI_SUM, c.comm) ==
+          TUTTI_ERR_TRANSPORT);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST_CASE("tutti_comm_abort fails the operations of every rank", "[faults]") {
   const int me = world_rank();
   FaultComm c(EnvList{{"TUTTI_TIMEOUT", "60"}});
