@@ -41,6 +41,7 @@ struct DirectCall {
   FlagWait& wait;
 };
 
-inline constexpr size_t kDirectScratchPerRank = SharedSegment::kInlineBytes;
+inline constexpr size_t kDirectScratchPerRank =
+    SharedSegment::kWideCarryLines * SharedSegment::kLinePayload;
 
 }  // namespace tutti

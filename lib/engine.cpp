@@ -238,8 +238,8 @@ bool ScheduleRun::advance_in_node() {
         if (!port->can_signal(s.peer)) return false;
         port->signal(s.peer, s.bytes ? address(s.src) : nullptr, s.bytes);
       } else {
-        if (!port->arrived(s.peer)) return false;
-        port->take(s.peer, s.bytes ? address(s.dst) : nullptr, s.bytes);  // data in the flag line
+        if (!port->arrived(s.peer, s.bytes)) return false;
+        port->take(s.peer, s.bytes ? address(s.dst) : nullptr, s.bytes);  // data in the flag lines
       }
     }
     ++round_;

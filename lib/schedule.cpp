@@ -158,9 +158,9 @@ void ScheduleBuilder::shm_wait(int peer, BufRef dst, size_t bytes) {
 }
 
 void ScheduleBuilder::check_inline(size_t bytes) const {
-  if (bytes > SharedSegment::kInlineBytes)
-    fail(TUTTI_ERR_INTERNAL, "a shared-memory signal carries at most ", SharedSegment::kInlineBytes,
-         " bytes, not ", bytes);
+  if (bytes > SharedSegment::carry_bytes(nranks_))
+    fail(TUTTI_ERR_INTERNAL, "a shared-memory signal on ", nranks_, " ranks carries at most ",
+         SharedSegment::carry_bytes(nranks_), " bytes, not ", bytes);
 }
 
 void ScheduleBuilder::copy(BufRef dst, BufRef src, size_t bytes) {

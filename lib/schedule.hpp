@@ -26,7 +26,7 @@
 //     bytes for every rank. shm_signal(peer) tells `peer` that everything
 //     this rank wrote before it (in earlier rounds or this round's local
 //     steps) is visible; shm_wait(peer) completes once the matching signal
-//     came. A signal may carry up to SharedSegment::kInlineBytes of data,
+//     came. A signal may carry up to SharedSegment::carry_bytes of data,
 //     which the matching wait writes to its destination. Signals and waits
 //     are communication steps (they run after the round's local steps, in
 //     step order: a signal may first wait for its flag line to be free);
@@ -131,7 +131,7 @@ class ScheduleBuilder {
   void signal(int peer);
   void wait_signal(int peer);
   // Synchronisation through the shared segment (see the top of this file),
-  // carrying `bytes` (at most SharedSegment::kInlineBytes) from src to dst.
+  // carrying `bytes` (at most SharedSegment::carry_bytes) from src to dst.
   void shm_signal(int peer, BufRef src = {}, size_t bytes = 0);
   void shm_wait(int peer, BufRef dst = {}, size_t bytes = 0);
   // Starts the next chunk staged through the shared segment; returns the

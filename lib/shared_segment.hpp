@@ -3,25 +3,30 @@
 // offsets, and flags for synchronisation that costs a cache-line transfer
 // instead of a message.
 //
-// Each ordered pair of ranks (to, from) has two flag lines, written only by
-// `from`: the n-th signal from `from` to `to` goes to line n % 2, which it
-// may first fill with up to kInlineBytes of data (small collectives send
-// their whole vector this way, so it arrives with the flag), then stores n
-// in the line's counter (release). `to`'s n-th wait for `from` returns once
-// that counter reaches n (acquire): everything `from` wrote before
-// signalling is visible, the line's data included.
+// Each ordered pair of ranks (to, from) has two groups of flag lines,
+// written only by `from`: the n-th signal from `from` to `to` goes to group
+// n % 2. It may carry data (small collectives send their whole vector this
+// way, so it arrives with the flag): up to kLinePayload bytes in each line
+// of the group, as many lines as the data needs (at least one, at most
+// carry_lines(nranks)). Each line gets its share of the data, then n in its
+// counter (release). `to`'s n-th wait for `from` returns once the counters
+// of all those lines reach n (acquire): everything `from` wrote before
+// signalling is visible, the data included. Every line carries its own
+// counter (as in NCCL's LL protocols) so that the receiver polls all of
+// them at once: the lines come over in parallel, in one transfer's time,
+// instead of a flag first and then the data.
 //
-// Line n % 2 is written again by signal n + 2, so `to` acknowledges: after
+// Group n % 2 is written again by signal n + 2, so `to` acknowledges: after
 // copying out signal n's data it stores n in its acknowledgement counter
 // for `from`, and `from` sends signal n + 2 only once it knows `to` took
 // signal n. A sender can thus run up to two signals ahead of a receiver,
 // which lets one-way schedules (a small bcast or reduce, where only the
 // root or only the others signal) return without waiting for a reply.
-// Every signal also carries, next to its counter, how many of the
-// receiver's signals the sender has taken: in schedules where ranks signal
-// each other (allreduce, barrier) that news arrives with the flags, and
-// the sender never has to read the acknowledgement counter, a line the
-// other rank keeps writing.
+// Every signal also carries, in its first line, how many of the receiver's
+// signals the sender has taken: in schedules where ranks signal each other
+// (allreduce, barrier) that news arrives with the flags, and the sender
+// never has to read the acknowledgement counter, a line the other rank
+// keeps writing.
 #pragma once
 
 #include <algorithm>
@@ -38,9 +43,26 @@ namespace tutti {
 class SharedSegment {
  public:
   static constexpr size_t kCacheLine = 64;
-  // Data a signal can carry in its flag line, after the counter and the
-  // count of the receiver's signals the sender has taken.
-  static constexpr size_t kInlineBytes = kCacheLine - 2 * sizeof(uint64_t);
+  // Data one flag line carries, after its counter and (first line of a
+  // signal only) the count of the receiver's signals the sender has taken.
+  static constexpr size_t kLinePayload = kCacheLine - 2 * sizeof(uint64_t);
+  // Up to this many ranks, a signal may fill kWideCarryLines lines (384
+  // bytes); on more, one line (the lines grow with the square of the
+  // ranks: 256 KiB at 16). Measured on 2 ranks (docs/PERFORMANCE.md, "Small
+  // vectors in the flag lines"): 64-312 byte allreduces take 0.6-0.85 of
+  // their time through the slots; at 512 bytes it is even, and at 1 KiB
+  // (22 lines) 1.5x slower, so the lines stop at 384 bytes.
+  static constexpr int kWideCarryMaxRanks = 16;
+  static constexpr size_t kWideCarryLines = 8;
+  static size_t carry_lines(int nranks) {
+    return nranks <= kWideCarryMaxRanks ? kWideCarryLines : 1;
+  }
+  // The most data one signal carries on `nranks` ranks.
+  static size_t carry_bytes(int nranks) { return carry_lines(nranks) * kLinePayload; }
+  // Lines a signal carrying `bytes` fills.
+  static size_t lines_for(size_t bytes) {
+    return bytes <= kLinePayload ? 1 : (bytes + kLinePayload - 1) / kLinePayload;
+  }
 
   // Bytes needed for the flags and acknowledgements of `nranks` ranks (the
   // data area follows).
@@ -50,7 +72,8 @@ class SharedSegment {
 
   // A view over `total_bytes` of zero-initialised shared memory at `base`.
   SharedSegment(void* base, size_t total_bytes, int nranks)
-      : base_(static_cast<char*>(base)), total_(total_bytes), nranks_(nranks) {}
+      : base_(static_cast<char*>(base)), total_(total_bytes), nranks_(nranks),
+        carry_lines_(carry_lines(nranks)) {}
 
   char* data() const { return base_ + flag_bytes(nranks_); }
   size_t data_bytes() const {
@@ -58,10 +81,10 @@ class SharedSegment {
   }
   int nranks() const { return nranks_; }
 
-  // The flag line of the n-th signal from `from` to `to`.
-  char* line(int to, int from, uint64_t n) const {
+  // Line `k` of the n-th signal from `from` to `to`.
+  char* line(int to, int from, uint64_t n, size_t k = 0) const {
     const size_t pair = static_cast<size_t>(to) * static_cast<size_t>(nranks_) + static_cast<size_t>(from);
-    return base_ + (pair * 2 + (n & 1)) * kCacheLine;
+    return base_ + ((pair * 2 + (n & 1)) * carry_lines_ + k) * kCacheLine;
   }
   static std::atomic_ref<uint64_t> counter(char* line) {
     return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(line));
@@ -80,7 +103,8 @@ class SharedSegment {
 
  private:
   static size_t pair_lines_bytes(int nranks) {
-    return static_cast<size_t>(nranks) * static_cast<size_t>(nranks) * 2 * kCacheLine;
+    return static_cast<size_t>(nranks) * static_cast<size_t>(nranks) * 2 * carry_lines(nranks) *
+           kCacheLine;
   }
   static size_t ack_row_bytes(int nranks) {
     return (static_cast<size_t>(nranks) * sizeof(uint64_t) + kCacheLine - 1) / kCacheLine * kCacheLine;
@@ -89,6 +113,7 @@ class SharedSegment {
   char* base_;
   size_t total_;
   int nranks_;
+  size_t carry_lines_;
 };
 
 // The data area is split in two halves, the "parities". Chunk k of the
@@ -132,30 +157,45 @@ class SharedPort {
     acked_[peer] = segment_->ack(peer, rank_).load(std::memory_order_acquire);
     return acked_[peer] >= needed;
   }
-  // Signals `peer`, carrying `bytes` (at most kInlineBytes) from `data`;
+  // Signals `peer`, carrying `bytes` (at most carry_bytes) from `data`;
   // only once can_signal(peer).
   void signal(int peer, const void* data = nullptr, size_t bytes = 0) {
     const uint64_t n = ++sent_[peer];
-    char* line = segment_->line(peer, rank_, n);
-    std::memcpy(SharedSegment::taken_word(line), &waited_[peer], sizeof(uint64_t));
-    if (bytes) std::memcpy(SharedSegment::payload(line), data, bytes);
-    SharedSegment::counter(line).store(n, std::memory_order_release);
+    const char* from = static_cast<const char*>(data);
+    const size_t lines = SharedSegment::lines_for(bytes);
+    for (size_t k = 0; k < lines; ++k) {
+      char* line = segment_->line(peer, rank_, n, k);
+      if (k == 0) std::memcpy(SharedSegment::taken_word(line), &waited_[peer], sizeof(uint64_t));
+      const size_t at = k * SharedSegment::kLinePayload;
+      if (at < bytes)
+        std::memcpy(SharedSegment::payload(line), from + at,
+                    std::min(SharedSegment::kLinePayload, bytes - at));
+      SharedSegment::counter(line).store(n, std::memory_order_release);
+    }
   }
   // Whether `peer`'s next signal to this rank (the one the next wait is
-  // for) has arrived.
-  bool arrived(int peer) const {
+  // for), carrying `bytes`, has arrived. Reads every line's counter, even
+  // after one that is not there yet, so that all of them are on their way.
+  bool arrived(int peer, size_t bytes = 0) const {
     const uint64_t n = waited_[peer] + 1;
-    return SharedSegment::counter(segment_->line(rank_, peer, n)).load(std::memory_order_acquire) >= n;
+    const size_t lines = SharedSegment::lines_for(bytes);
+    bool all = true;
+    for (size_t k = 0; k < lines; ++k)
+      all &= SharedSegment::counter(segment_->line(rank_, peer, n, k)).load(std::memory_order_acquire) >= n;
+    return all;
   }
-  // Completes the wait for the signal that arrived(peer): copies the
-  // `bytes` it carried to `dst`, then acknowledges it (its line is free).
+  // Completes the wait for the signal that arrived(peer, bytes): copies the
+  // `bytes` it carried to `dst`, then acknowledges it (its lines are free).
   void take(int peer, void* dst = nullptr, size_t bytes = 0) {
     const uint64_t n = ++waited_[peer];
-    char* line = segment_->line(rank_, peer, n);
+    char* first = segment_->line(rank_, peer, n);
     uint64_t peer_took = 0;
-    std::memcpy(&peer_took, SharedSegment::taken_word(line), sizeof(uint64_t));
+    std::memcpy(&peer_took, SharedSegment::taken_word(first), sizeof(uint64_t));
     acked_[peer] = std::max(acked_[peer], peer_took);
-    if (bytes) std::memcpy(dst, SharedSegment::payload(line), bytes);
+    char* to = static_cast<char*>(dst);
+    for (size_t at = 0, k = 0; at < bytes; at += SharedSegment::kLinePayload, ++k)
+      std::memcpy(to + at, SharedSegment::payload(segment_->line(rank_, peer, n, k)),
+                  std::min(SharedSegment::kLinePayload, bytes - at));
     segment_->ack(rank_, peer).store(n, std::memory_order_release);
   }
 

@@ -7,8 +7,9 @@
 //   Traffic:  one copy in and P copies out per rank; no messages.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk.
-//   Small:    blocks of at most 48 bytes go in the flag lines
-//             (shm_common.hpp): one synchronisation, no slots.
+//   Small:    blocks of at most carry_bytes (384 bytes on up to 16 ranks)
+//             go in the flag lines (shm_common.hpp): one synchronisation,
+//             no slots.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -23,7 +24,7 @@ void build(ScheduleBuilder& b) {
   const BufRef mine = output(static_cast<size_t>(r) * m);
   if (!a.in_place) b.copy(mine, input(), m);
   if (p == 1 || m == 0) return;
-  if (shm_fits_inline(m)) {
+  if (shm_fits_inline(m, p)) {
     append_shm_exchange(
         b, [&](int) { return ShmCarry{mine, m}; },
         [&](int q) { return ShmCarry{output(static_cast<size_t>(q) * m), m}; });

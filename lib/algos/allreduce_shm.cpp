@@ -11,10 +11,10 @@
 //             cache-line flag per pair of ranks.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk. Cost: chunks x (sync + P x chunk gamma).
-//   Small:    a vector of at most 48 bytes skips the slots: every rank
-//             sends it to every other in its flag line (shm_common.hpp), so
-//             the call is one synchronisation and one cache-line transfer
-//             per peer; scratch P x n.
+//   Small:    a vector of at most carry_bytes (384 bytes on up to 16
+//             ranks) skips the slots: every rank sends it to every other in
+//             its flag lines (shm_common.hpp), so the call is one
+//             synchronisation and one transfer's time per peer; scratch P x n.
 //             A blocking call this small runs directly (direct_call.hpp):
 //             the same steps without the engine.
 //   Best on few ranks per node; every rank reduces the whole vector, so
@@ -51,7 +51,7 @@ void build(ScheduleBuilder& b) {
     return;
   }
   if (n == 0) return;
-  if (shm_fits_inline(n)) return build_inline(b, n);
+  if (shm_fits_inline(n, p)) return build_inline(b, n);
   const ShmSlots slots = shm_slots(b);
   for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);
@@ -65,7 +65,7 @@ void build(ScheduleBuilder& b) {
 // A blocking call that fits the flag lines runs directly (direct_call.hpp):
 // build_inline's steps, in its order, without the engine.
 bool direct_applies(const CollArgs& a, int nranks) {
-  return nranks > 1 && a.count > 0 && shm_fits_inline(a.count * a.elem_size());
+  return nranks > 1 && a.count > 0 && shm_fits_inline(a.count * a.elem_size(), nranks);
 }
 
 bool run_direct(const DirectCall& c) {
@@ -81,7 +81,7 @@ bool run_direct(const DirectCall& c) {
   }
   for (int q = 0; q < c.nranks; ++q) {
     if (q == c.rank) continue;
-    while (!c.port.arrived(q))
+    while (!c.port.arrived(q, n))
       if (!c.wait.idle(q)) return false;
     c.port.take(q, value(q), n);
   }

@@ -6,8 +6,8 @@
 //   Traffic:  one copy in at the root, one copy out per rank; no messages.
 //   Scratch:  none; shared: 2 x P x chunk (only the root's slots are used).
 //   Rounds:   1-2 per chunk.
-//   Small:    a vector of at most 48 bytes goes from the root in the flag
-//             lines (shm_common.hpp), one way: the root signals, the others
+//   Small:    a vector of at most carry_bytes (384 bytes on up to 16
+//             ranks) goes from the root in the flag lines (shm_common.hpp), one way: the root signals, the others
 //             wait for it; no slots, no reply.
 #include "algos/shm_common.hpp"
 
@@ -21,7 +21,7 @@ void build(ScheduleBuilder& b) {
   const int p = b.nranks(), r = b.rank();
   const size_t n = a.count * b.elem_size();
   if (p == 1 || n == 0) return;
-  if (shm_fits_inline(n)) {
+  if (shm_fits_inline(n, p)) {
     // One way: the root's signals carry the vector and nobody answers (the
     // flag lines' acknowledgements keep the root at most two calls ahead).
     if (r == a.root) {

@@ -8,8 +8,8 @@
 //             cache and writes n. No messages.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk.
-//   Small:    a vector of at most 48 bytes goes to the root in the flag
-//             lines (shm_common.hpp), one way: the others signal and return,
+//   Small:    a vector of at most carry_bytes (384 bytes on up to 16
+//             ranks) goes to the root in the flag lines (shm_common.hpp), one way: the others signal and return,
 //             the root waits for them all; scratch P x n at the root.
 #include "algos/shm_common.hpp"
 
@@ -44,7 +44,7 @@ void build(ScheduleBuilder& b) {
     return;
   }
   if (n == 0) return;
-  if (shm_fits_inline(n)) return build_inline(b, n);
+  if (shm_fits_inline(n, p)) return build_inline(b, n);
   const ShmSlots slots = shm_slots(b);
   for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);

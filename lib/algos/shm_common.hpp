@@ -60,10 +60,13 @@ inline ShmSlots shm_slots(const ScheduleBuilder& b, size_t per_rank = 1) {
           shared_half_bytes(b.shared_capacity()), per_rank};
 }
 
-// Small calls skip the slots: their data rides in the flag lines
-// (SharedSegment::kInlineBytes per signal), so it arrives with the flag,
-// one cache-line transfer instead of two, in one round of flags.
-inline bool shm_fits_inline(size_t bytes) { return bytes <= SharedSegment::kInlineBytes; }
+// Small calls skip the slots: their data rides in the flag lines (up to
+// SharedSegment::carry_bytes per signal: 384 bytes on up to 16 ranks), so
+// it arrives with the flags, in one round of flags and one transfer's time
+// instead of two (flag, then slot).
+inline bool shm_fits_inline(size_t bytes, int nranks) {
+  return bytes <= SharedSegment::carry_bytes(nranks);
+}
 
 // What a signal carries (bytes 0: nothing), or where a wait puts it.
 struct ShmCarry {
@@ -73,7 +76,7 @@ struct ShmCarry {
 
 // One round in which every rank tells every other that its earlier steps
 // are done, and waits to hear the same from all of them. The signal to q
-// carries send(q), the wait for q lands recv(q) (at most kInlineBytes).
+// carries send(q), the wait for q lands recv(q) (at most carry_bytes).
 template <typename Send, typename Recv>
 void append_shm_exchange(ScheduleBuilder& b, Send send, Recv recv) {
   for (int q = 0; q < b.nranks(); ++q)

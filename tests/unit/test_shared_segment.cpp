@@ -2,6 +2,7 @@
 // which signal may go when, and what it carries.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -42,6 +43,35 @@ TEST_CASE("a sender runs at most two signals ahead of its receiver", "[schedule]
   CHECK(take_value(job.b, 0) == 12);
   CHECK(take_value(job.b, 0) == 13);
   CHECK_FALSE(job.b.arrived(0));
+}
+
+TEST_CASE("a signal carries up to carry_bytes over several lines, each with its counter", "[schedule]") {
+  TwoRanks job;
+  const size_t most = SharedSegment::carry_bytes(2);
+  REQUIRE(most == SharedSegment::kWideCarryLines * SharedSegment::kLinePayload);
+  CHECK(SharedSegment::carry_bytes(SharedSegment::kWideCarryMaxRanks + 1) == SharedSegment::kLinePayload);
+  uint64_t number = 0;  // of the signal
+  for (size_t bytes : {size_t{1}, SharedSegment::kLinePayload, SharedSegment::kLinePayload + 1,
+                       size_t{200}, most}) {
+    INFO(bytes << " bytes");
+    std::vector<unsigned char> sent(bytes), got(bytes + 8, 0xee);
+    for (size_t i = 0; i < bytes; ++i) sent[i] = static_cast<unsigned char>(i * 7 + bytes);
+    CHECK_FALSE(job.b.arrived(0, bytes));
+    REQUIRE(job.a.can_signal(1));
+    job.a.signal(1, sent.data(), bytes);
+    ++number;
+    // A line whose counter is not there yet holds the wait back.
+    const size_t lines = SharedSegment::lines_for(bytes);
+    char* last = job.segment.line(1, 0, number, lines - 1);
+    REQUIRE(SharedSegment::counter(last).load() == number);
+    SharedSegment::counter(last).store(number - 1);
+    CHECK_FALSE(job.b.arrived(0, bytes));
+    SharedSegment::counter(last).store(number);
+    REQUIRE(job.b.arrived(0, bytes));
+    job.b.take(0, got.data(), bytes);
+    CHECK(std::equal(sent.begin(), sent.end(), got.begin()));
+    CHECK(got[bytes] == 0xee);  // nothing past the data
+  }
 }
 
 TEST_CASE("a signal tells its receiver how many of its signals were taken", "[schedule]") {
