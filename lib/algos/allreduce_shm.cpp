@@ -85,9 +85,10 @@ bool run_direct(const DirectCall& c) {
       if (!c.wait.idle(q)) return false;
     c.port.take(q, value(q), n);
   }
-  host_reduce(c.output, value(0), value(1), count, c.args.dtype, c.args.op);
-  for (int q = 2; q < c.nranks; ++q) host_reduce(c.output, c.output, value(q), count, c.args.dtype, c.args.op);
-  if (c.args.op == Op::Avg) host_divide(c.output, count, c.args.dtype, c.nranks);
+  const Datatype dt = c.args.dtype;
+  host_reduce(c.output, value(0), value(1), count, dt, c.args.op);
+  for (int q = 2; q < c.nranks; ++q) host_reduce(c.output, c.output, value(q), count, dt, c.args.op);
+  if (c.args.op == Op::Avg) host_divide(c.output, count, dt, c.nranks);
   return true;
 }
 

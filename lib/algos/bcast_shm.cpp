@@ -7,8 +7,9 @@
 //   Scratch:  none; shared: 2 x P x chunk (only the root's slots are used).
 //   Rounds:   1-2 per chunk.
 //   Small:    a vector of at most carry_bytes (384 bytes on up to 16
-//             ranks) goes from the root in the flag lines (shm_common.hpp), one way: the root signals, the others
-//             wait for it; no slots, no reply.
+//             ranks) goes from the root in the flag lines (shm_common.hpp),
+//             one way: the root signals, the others wait for it; no slots,
+//             no reply.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {

@@ -9,8 +9,9 @@
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk.
 //   Small:    a vector of at most carry_bytes (384 bytes on up to 16
-//             ranks) goes to the root in the flag lines (shm_common.hpp), one way: the others signal and return,
-//             the root waits for them all; scratch P x n at the root.
+//             ranks) goes to the root in the flag lines (shm_common.hpp),
+//             one way: the others signal and return, the root waits for
+//             them all; scratch P x n at the root.
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
