@@ -426,14 +426,15 @@ Status Comm::run_in_node(const Plan& plan, const OpLabel& label, const void* in,
       const std::string message = timeout_message(label.to_string(), run.waiting_for(),
                                                   config_.timeout_s);
       run.cancel(TUTTI_ERR_TIMEOUT, message);
-      failed_ = true;
-      failure_ = message;
-      if (recorder_) recorder_->write(message);
+      mark_failed(message);
     } else if (aborted_) {  // another rank's notice, taken in while waiting
       run.cancel(TUTTI_ERR_TRANSPORT, failure_);
     }
   }
-  if (recorder_) recorder_->finished(trace, run.status());
+  if (recorder_) {
+    recorder_->finished(trace, run.status());
+    if (run.status() == TUTTI_ERR_TIMEOUT) recorder_->write(run.error());
+  }
   if (run.status() == TUTTI_SUCCESS) return TUTTI_SUCCESS;
   if (run.status() == TUTTI_ERR_TIMEOUT) return set_last_error(TUTTI_ERR_TIMEOUT, run.error());
   return set_last_error(run.status(), str(label.to_string(), ": ", run.error()));
@@ -453,9 +454,7 @@ class Comm::DirectWait final : public FlagWait {
     if (!patience_.after_poll(false)) {
       status = TUTTI_ERR_TIMEOUT;
       message = comm_.timeout_message(label_.to_string(), {peer}, comm_.config_.timeout_s);
-      comm_.failed_ = true;
-      comm_.failure_ = message;
-      if (comm_.recorder_) comm_.recorder_->write(message);
+      comm_.mark_failed(message);
       return false;
     }
     if (comm_.aborted_) {  // another rank's notice, taken in while waiting
@@ -482,7 +481,10 @@ Status Comm::run_direct(const CollArgs& args, const Plan& plan, const OpLabel& l
   const DirectCall call{args, plan.params, in, out, rank_, size_, node_memory_->port(),
                         direct_scratch_.data(), wait};
   const bool ok = plan.algorithm->run_direct(call);
-  if (recorder_) recorder_->finished(trace, ok ? TUTTI_SUCCESS : wait.status);
+  if (recorder_) {
+    recorder_->finished(trace, ok ? TUTTI_SUCCESS : wait.status);
+    if (!ok && wait.status == TUTTI_ERR_TIMEOUT) recorder_->write(wait.message);
+  }
   if (ok) return TUTTI_SUCCESS;
   return set_last_error(wait.status, wait.message);
 }
@@ -574,8 +576,7 @@ Status Comm::wait(Operation& op, double timeout_s) {
     if (!patience.after_poll(events > 0)) {
       const std::string message = timeout_message(op.description(), op.waiting_for(), timeout_s);
       op.cancel(TUTTI_ERR_TIMEOUT, message);
-      failed_ = true;
-      failure_ = message;
+      mark_failed(message);
       // Let the transport release the buffers before returning them.
       for (int spins = 0; !op.finished() && spins < 1000000; ++spins) progress();
       if (recorder_) recorder_->write(message);
@@ -586,10 +587,7 @@ Status Comm::wait(Operation& op, double timeout_s) {
     log_line(rank_, str(op.description(), ": ", patience.waited_us(), " us waited",
                         op.status() == TUTTI_SUCCESS ? "" : ", failed"));
   if (op.status() != TUTTI_SUCCESS) {
-    if (op.status() == TUTTI_ERR_TRANSPORT) {
-      failed_ = true;
-      failure_ = op.error();
-    }
+    if (op.status() == TUTTI_ERR_TRANSPORT) mark_failed(op.error());
     return set_last_error(op.status(), str(op.description(), ": ", op.error()));
   }
   return TUTTI_SUCCESS;
@@ -604,8 +602,7 @@ void Comm::on_finished(Operation& op) {
 }
 
 void Comm::fail_everything(Status why, const std::string& message) {
-  failed_ = true;
-  failure_ = message;
+  mark_failed(message);
   // Queued shared-memory operations never started: they finish at once.
   for (auto& op : shm_waiting_) {
     op->cancel(why, message);
@@ -643,10 +640,7 @@ void Comm::check_agreement(const CollArgs& args) {
   try {
     signature_check_->agree(args, config_.timeout_s);
   } catch (const Error& e) {
-    if (e.status() == TUTTI_ERR_TIMEOUT) {
-      failed_ = true;
-      failure_ = e.what();
-    }
+    if (e.status() == TUTTI_ERR_TIMEOUT) mark_failed(e.what());
     throw;
   }
 }

@@ -201,6 +201,12 @@ class Comm {
   std::unique_ptr<AbortChannel> abort_channel_;
   bool aborted_ = false;  // here or by another rank's notice
   std::unique_ptr<FlightRecorder> recorder_;  // TUTTI_TRACE only
+  // From now on every call fails fast with `why` (a timeout, an abort, a
+  // transport failure).
+  void mark_failed(const std::string& why) {
+    failed_ = true;
+    failure_ = why;
+  }
   // Ends `why` for every operation in flight; marks the communicator failed.
   void fail_everything(Status why, const std::string& message);
   // Bookkeeping when an operation has started or finished.
