@@ -48,8 +48,15 @@ int guarded(Body&& body) {
 
 bool is_in_place(const void* p) { return p == TUTTI_IN_PLACE || p == MPI_IN_PLACE; }
 
+// The checks below run on every call: each tests inline and builds its
+// message out of line (cold), so a valid call pays a compare or two.
+[[noreturn, gnu::cold, gnu::noinline]] void null_comm(const char* fn) {
+  invalid(str(fn, ": comm is NULL"));
+}
+
 Comm& comm_of(tutti_comm_t comm, const char* fn) {
-  if (!comm || !comm->impl) invalid(str(fn, ": comm is NULL"));
+  if (!comm || !comm->impl) [[unlikely]]
+    null_comm(fn);
   return *comm->impl;
 }
 
@@ -64,14 +71,27 @@ void close_request(tutti_request_t r) {
   delete r;
 }
 
+[[noreturn, gnu::cold, gnu::noinline]] void bad_datatype(tutti_datatype_t dt, const char* fn) {
+  invalid(str(fn, ": dt=", static_cast<int>(dt), " is not a tutti_datatype_t"));
+}
+
 void check_datatype(tutti_datatype_t dt, const char* fn) {
-  if (!is_valid_datatype(static_cast<int>(dt)))
-    invalid(str(fn, ": dt=", static_cast<int>(dt), " is not a tutti_datatype_t"));
+  if (!is_valid_datatype(static_cast<int>(dt))) [[unlikely]]
+    bad_datatype(dt, fn);
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void bad_op(tutti_op_t op, const char* fn) {
+  invalid(str(fn, ": op=", static_cast<int>(op), " is not a tutti_op_t"));
 }
 
 void check_op(tutti_op_t op, const char* fn) {
-  if (!is_valid_op(static_cast<int>(op)))
-    invalid(str(fn, ": op=", static_cast<int>(op), " is not a tutti_op_t"));
+  if (!is_valid_op(static_cast<int>(op))) [[unlikely]]
+    bad_op(op, fn);
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void count_too_large(size_t count, const char* name,
+                                                            const char* fn) {
+  invalid(str(fn, ": ", name, "=", count, " is too large (a negative value converted to size_t?)"));
 }
 
 // A count whose bytes (times the rank count, for the P-block buffers) do
@@ -81,17 +101,31 @@ void check_count(size_t count, const char* name, Datatype dt, int blocks, const 
   // A multiplication, not a division: this runs on every call.
   size_t bytes = 0;
   if (__builtin_mul_overflow(count, datatype_size(dt) * static_cast<size_t>(blocks), &bytes) ||
-      bytes > static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max()))
-    invalid(str(fn, ": ", name, "=", count, " is too large (a negative value converted to size_t?)"));
+      bytes > static_cast<size_t>(std::numeric_limits<ptrdiff_t>::max())) [[unlikely]]
+    count_too_large(count, name, fn);
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void bad_root(int root, const Comm& c, const char* fn) {
+  invalid(str(fn, ": root=", root, " is out of range (communicator of ", c.size(), " ranks)"));
 }
 
 void check_root(int root, const Comm& c, const char* fn) {
-  if (root < 0 || root >= c.size())
-    invalid(str(fn, ": root=", root, " is out of range (communicator of ", c.size(), " ranks)"));
+  if (root < 0 || root >= c.size()) [[unlikely]]
+    bad_root(root, c, fn);
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void null_buffer(size_t count, const char* name,
+                                                        const char* fn) {
+  invalid(str(fn, ": ", name, " is NULL with count ", count));
 }
 
 void check_buffer(const void* p, size_t count, const char* name, const char* fn) {
-  if (count > 0 && p == nullptr) invalid(str(fn, ": ", name, " is NULL with count ", count));
+  if (count > 0 && p == nullptr) [[unlikely]]
+    null_buffer(count, name, fn);
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void overlapping_buffers(const char* fn) {
+  invalid(str(fn, ": sendbuf and recvbuf overlap; use TUTTI_IN_PLACE for in-place operation"));
 }
 
 // Buffers that overlap without TUTTI_IN_PLACE would have the collective read
@@ -100,8 +134,8 @@ void check_no_overlap(const void* a, size_t a_bytes, const void* b, size_t b_byt
                       const char* fn) {
   if (!a || !b || a_bytes == 0 || b_bytes == 0) return;
   const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
-  if (x < y + b_bytes && y < x + a_bytes)
-    invalid(str(fn, ": sendbuf and recvbuf overlap; use TUTTI_IN_PLACE for in-place operation"));
+  if (x < y + b_bytes && y < x + a_bytes) [[unlikely]]
+    overlapping_buffers(fn);
 }
 
 // alltoallv: receive blocks that overlap would have two peers' data land in
@@ -126,10 +160,11 @@ int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_requ
   Comm& c = *comm->impl;
   c.check_agreement(args);
   // Each buffer's memory type, looked up once per call (in place, the two
-  // are one buffer). Mixed host and device buffers are allowed: the call
-  // then runs on the device.
-  const MemoryType out_mem = out ? memory_type_of(out) : MemoryType::Host;
-  const MemoryType in_mem = !in ? MemoryType::Host
+  // are one buffer) where the process has a CUDA device at all. Mixed host
+  // and device buffers are allowed: the call then runs on the device.
+  const bool lookup = c.device_buffers_possible();
+  const MemoryType out_mem = out && lookup ? memory_type_of(out) : MemoryType::Host;
+  const MemoryType in_mem = !in || !lookup              ? MemoryType::Host
                             : args.in_place && out ? out_mem
                                                    : memory_type_of(in);
   const bool device = (in && in_mem == MemoryType::Cuda) || (out && out_mem == MemoryType::Cuda);

@@ -115,7 +115,8 @@ Comm::Comm(MPI_Comm mpi_comm)
 #if TUTTI_HAVE_CUDA
   // Device buffers through any transport: staged where it cannot move them.
   device_scratch_ = ScratchPool(cuda::device_alloc, cuda::device_free);
-  if (cuda::available()) {
+  device_buffers_possible_ = cuda::available();
+  if (device_buffers_possible_) {
     auto staging = std::make_unique<cuda::StagingTransport>(std::move(transport_),
                                                             cuda::staging_mode_from_env());
     if (config_.debug.transport && rank_ == 0) log_line(rank_, str("CUDA: ", staging->describe_mode()));
@@ -634,8 +635,7 @@ bool Comm::poll_remote_abort() {
   return true;
 }
 
-void Comm::check_agreement(const CollArgs& args) {
-  if (!signature_check_) return;
+void Comm::agree_with_peers(const CollArgs& args) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
   try {
     signature_check_->agree(args, config_.timeout_s);

@@ -91,7 +91,12 @@ class Comm {
   // TUTTI_CHECK: agrees with the other ranks on this call (see
   // signature_check.hpp) before it starts, zero-count calls included.
   // Throws Error; a timeout marks the communicator failed.
-  void check_agreement(const CollArgs& args);
+  void check_agreement(const CollArgs& args) {
+    if (signature_check_) agree_with_peers(args);  // inline: off unless TUTTI_CHECK=1
+  }
+  // False where this process sees no CUDA device: every buffer is host
+  // memory then, and the API skips the per-buffer memory-type lookups.
+  bool device_buffers_possible() const { return device_buffers_possible_; }
   const std::string& failure() const { return failure_; }
   // tutti_comm_abort: fails every operation in flight and every later one
   // here, and tells the other ranks, whose communicators do the same when
@@ -194,10 +199,12 @@ class Comm {
   uint32_t next_seq_ = 0;
   uint64_t progress_calls_ = 0;
   CommStats stats_;
+  bool device_buffers_possible_ = false;  // a CUDA device is usable (fixed per process)
   std::string_view last_algorithm_ = "";
   std::set<std::pair<int, int>> logged_decisions_;  // (collective, log2 size bucket)
   bool failed_ = false;
   std::unique_ptr<SignatureCheck> signature_check_;  // TUTTI_CHECK=1 only
+  void agree_with_peers(const CollArgs& args);
   std::unique_ptr<AbortChannel> abort_channel_;
   bool aborted_ = false;  // here or by another rank's notice
   std::unique_ptr<FlightRecorder> recorder_;  // TUTTI_TRACE only

@@ -5,11 +5,7 @@ namespace {
 
 constexpr std::string_view kDatatypeNames[kNumDatatypes] = {
     "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32", "float64"};
-constexpr size_t kDatatypeSizes[kNumDatatypes] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
 constexpr std::string_view kOpNames[kNumOps] = {"sum", "prod", "min", "max", "avg"};
-constexpr std::string_view kCollectiveNames[kNumCollectives] = {
-    "allreduce", "reduce",  "bcast",    "allgather", "reduce_scatter",
-    "gather",    "scatter", "alltoall", "alltoallv", "barrier"};
 
 template <typename Enum, size_t N>
 std::optional<Enum> parse_name(const std::string_view (&names)[N], std::string_view name) {
@@ -20,12 +16,10 @@ std::optional<Enum> parse_name(const std::string_view (&names)[N], std::string_v
 
 }  // namespace
 
-size_t datatype_size(Datatype dt) { return kDatatypeSizes[static_cast<int>(dt)]; }
 std::string_view datatype_name(Datatype dt) { return kDatatypeNames[static_cast<int>(dt)]; }
 std::optional<Datatype> parse_datatype(std::string_view name) {
   return parse_name<Datatype>(kDatatypeNames, name);
 }
-bool is_valid_datatype(int dt) { return dt >= 0 && dt < kNumDatatypes; }
 bool is_floating(Datatype dt) {
   return dt == Datatype::Float16 || dt == Datatype::Bfloat16 || dt == Datatype::Float32 ||
          dt == Datatype::Float64;
@@ -33,9 +27,7 @@ bool is_floating(Datatype dt) {
 
 std::string_view op_name(Op op) { return kOpNames[static_cast<int>(op)]; }
 std::optional<Op> parse_op(std::string_view name) { return parse_name<Op>(kOpNames, name); }
-bool is_valid_op(int op) { return op >= 0 && op < kNumOps; }
 
-std::string_view collective_name(Collective c) { return kCollectiveNames[static_cast<int>(c)]; }
 std::optional<Collective> parse_collective(std::string_view name) {
   return parse_name<Collective>(kCollectiveNames, name);
 }

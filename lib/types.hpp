@@ -58,17 +58,23 @@ inline constexpr Collective kAllCollectives[kNumCollectives] = {
 
 enum class MemoryType : uint8_t { Host, Cuda };
 
-size_t datatype_size(Datatype dt);
+// Inline: every call asks these (the API checks, the schedule key).
+inline constexpr size_t kDatatypeSizes[kNumDatatypes] = {1, 1, 4, 4, 8, 8, 2, 2, 4, 8};
+inline size_t datatype_size(Datatype dt) { return kDatatypeSizes[static_cast<int>(dt)]; }
+inline bool is_valid_datatype(int dt) { return dt >= 0 && dt < kNumDatatypes; }
 std::string_view datatype_name(Datatype dt);  // "float32", ...
 std::optional<Datatype> parse_datatype(std::string_view name);
-bool is_valid_datatype(int dt);
 bool is_floating(Datatype dt);
 
 std::string_view op_name(Op op);  // "sum", ...
 std::optional<Op> parse_op(std::string_view name);
-bool is_valid_op(int op);
+inline bool is_valid_op(int op) { return op >= 0 && op < kNumOps; }
 
-std::string_view collective_name(Collective c);  // "allreduce", "reduce_scatter", ...
+inline constexpr std::string_view kCollectiveNames[kNumCollectives] = {
+    "allreduce", "reduce",  "bcast",    "allgather", "reduce_scatter",
+    "gather",    "scatter", "alltoall", "alltoallv", "barrier"};
+// "allreduce", "reduce_scatter", ...
+inline std::string_view collective_name(Collective c) { return kCollectiveNames[static_cast<int>(c)]; }
 std::optional<Collective> parse_collective(std::string_view name);
 bool is_reduction(Collective c);  // takes an op
 bool has_root(Collective c);
