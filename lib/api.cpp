@@ -164,7 +164,7 @@ int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_requ
   // and device buffers are allowed: the call then runs on the device.
   const bool lookup = c.device_buffers_possible();
   const MemoryType out_mem = out && lookup ? memory_type_of(out) : MemoryType::Host;
-  const MemoryType in_mem = !in || !lookup              ? MemoryType::Host
+  const MemoryType in_mem = !in || !lookup       ? MemoryType::Host
                             : args.in_place && out ? out_mem
                                                    : memory_type_of(in);
   const bool device = (in && in_mem == MemoryType::Cuda) || (out && out_mem == MemoryType::Cuda);
