@@ -22,7 +22,7 @@
 #include <cstring>
 
 #include "algos/shm_common.hpp"
-#include "host_reduce.hpp"
+#include "algos/shm_direct.hpp"
 
 namespace tutti::algos {
 namespace {
@@ -64,31 +64,16 @@ void build(ScheduleBuilder& b) {
 
 // A blocking call that fits the flag lines runs directly (direct_call.hpp):
 // build_inline's steps, in its order, without the engine.
-bool direct_applies(const CollArgs& a, int nranks) {
-  return nranks > 1 && a.count > 0 && shm_fits_inline(a.count * a.elem_size(), nranks);
-}
-
 bool run_direct(const DirectCall& c) {
-  const size_t count = c.args.count, n = count * c.args.elem_size();
+  const size_t n = c.args.count * c.args.elem_size();
   char* values = static_cast<char*>(c.scratch);
   auto value = [&](int q) { return values + static_cast<size_t>(q) * n; };
   std::memcpy(value(c.rank), c.input, n);
-  for (int q = 0; q < c.nranks; ++q) {
-    if (q == c.rank) continue;
-    while (!c.port.can_signal(q))
-      if (!c.wait.idle(q)) return false;
-    c.port.signal(q, c.input, n);
-  }
-  for (int q = 0; q < c.nranks; ++q) {
-    if (q == c.rank) continue;
-    while (!c.port.arrived(q, n))
-      if (!c.wait.idle(q)) return false;
-    c.port.take(q, value(q), n);
-  }
-  const Datatype dt = c.args.dtype;
-  host_reduce(c.output, value(0), value(1), count, dt, c.args.op);
-  for (int q = 2; q < c.nranks; ++q) host_reduce(c.output, c.output, value(q), count, dt, c.args.op);
-  if (c.args.op == Op::Avg) host_divide(c.output, count, dt, c.nranks);
+  for (int q = 0; q < c.nranks; ++q)
+    if (q != c.rank && !direct_signal(c, q, c.input, n)) return false;
+  for (int q = 0; q < c.nranks; ++q)
+    if (q != c.rank && !direct_wait(c, q, value(q), n)) return false;
+  direct_reduce_in_rank_order(c, c.output, value);
   return true;
 }
 
@@ -97,6 +82,6 @@ bool run_direct(const DirectCall& c) {
 extern const Algorithm kAllreduceShm{
     "shm", Collective::Allreduce,
     "single node: ranks stage chunks in shared memory and each reduces all of them",
-    refuse, build, direct_applies, run_direct};
+    refuse, build, direct_fits, run_direct};
 
 }  // namespace tutti::algos

@@ -9,8 +9,10 @@
 //   Small:    a vector of at most carry_bytes (384 bytes on up to 16
 //             ranks) goes from the root in the flag lines (shm_common.hpp),
 //             one way: the root signals, the others wait for it; no slots,
-//             no reply.
+//             no reply. A blocking call this small runs directly
+//             (direct_call.hpp): the same signals without the engine.
 #include "algos/shm_common.hpp"
+#include "algos/shm_direct.hpp"
 
 namespace tutti::algos {
 namespace {
@@ -43,10 +45,20 @@ void build(ScheduleBuilder& b) {
   }
 }
 
+// build's inline steps, in their order, without the engine.
+bool run_direct(const DirectCall& c) {
+  const size_t n = c.args.count * c.args.elem_size();
+  const int root = c.args.root;
+  if (c.rank != root) return direct_wait(c, root, c.output, n);
+  for (int q = 0; q < c.nranks; ++q)
+    if (q != root && !direct_signal(c, q, c.output, n)) return false;
+  return true;
+}
+
 }  // namespace
 
 extern const Algorithm kBcastShm{
     "shm", Collective::Bcast, "single node: the root stages chunks in shared memory, all copy them out",
-    refuse, build};
+    refuse, build, direct_fits, run_direct};
 
 }  // namespace tutti::algos

@@ -11,8 +11,13 @@
 //   Small:    a vector of at most carry_bytes (384 bytes on up to 16
 //             ranks) goes to the root in the flag lines (shm_common.hpp),
 //             one way: the others signal and return, the root waits for
-//             them all; scratch P x n at the root.
+//             them all; scratch P x n at the root. A blocking call this
+//             small runs directly (direct_call.hpp): the same steps
+//             without the engine.
+#include <cstring>
+
 #include "algos/shm_common.hpp"
+#include "algos/shm_direct.hpp"
 
 namespace tutti::algos {
 namespace {
@@ -57,10 +62,24 @@ void build(ScheduleBuilder& b) {
   }
 }
 
+// build_inline's steps, in its order, without the engine.
+bool run_direct(const DirectCall& c) {
+  const size_t n = c.args.count * c.args.elem_size();
+  const int root = c.args.root;
+  if (c.rank != root) return direct_signal(c, root, c.input, n);
+  char* values = static_cast<char*>(c.scratch);
+  auto value = [&](int q) { return values + static_cast<size_t>(q) * n; };
+  std::memcpy(value(c.rank), c.input, n);
+  for (int q = 0; q < c.nranks; ++q)
+    if (q != c.rank && !direct_wait(c, q, value(q), n)) return false;
+  direct_reduce_in_rank_order(c, c.output, value);
+  return true;
+}
+
 }  // namespace
 
 extern const Algorithm kReduceShm{
     "shm", Collective::Reduce, "single node: ranks stage chunks in shared memory, the root reduces them",
-    refuse, build};
+    refuse, build, direct_fits, run_direct};
 
 }  // namespace tutti::algos

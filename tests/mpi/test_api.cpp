@@ -97,6 +97,53 @@ TEST_CASE("small allreduces meet whether a rank runs them directly or through th
   CHECK(all_ranks(ok && mismatch_call < 0));
 }
 
+// The rooted one-way calls: the root's bcast signals and the others'
+// reduce signals are not answered, so a sender may run up to two calls
+// ahead of a receiver, whichever path each takes.
+TEST_CASE("small bcasts and reduces meet whether a rank runs them directly or through the engine",
+          "[api]") {
+  const int p = world_size(), me = world_rank();
+  uint64_t rng = 0x2545f4914f6cdd1dull * static_cast<uint64_t>(me + 3);
+  auto next = [&rng] {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+  };
+  bool ok = true;
+  int mismatch_call = -1;
+  for (int call = 0; call < 600; ++call) {
+    // The same on every rank: collective, size, root, in place.
+    const bool is_bcast = call % 3 != 1;
+    const size_t n = call % 7 == 6 ? 96 : static_cast<size_t>(call % 11);
+    const int root = (call / 2) % p;
+    const bool in_place = !is_bcast && me == root && call % 4 == 0;
+    std::vector<int32_t> in(n), out(n, -7);
+    for (size_t i = 0; i < n; ++i) in[i] = me * 1000 + call + static_cast<int32_t>(i);
+    if (is_bcast || in_place) out = in;
+    const void* send = in_place ? TUTTI_IN_PLACE : static_cast<const void*>(in.data());
+    const bool blocking = next() & 1;
+    tutti_request_t req = nullptr;
+    int st = TUTTI_SUCCESS;
+    if (is_bcast)
+      st = blocking ? tutti_bcast(out.data(), n, TUTTI_INT32, root, world())
+                    : tutti_ibcast(out.data(), n, TUTTI_INT32, root, world(), &req);
+    else
+      st = blocking ? tutti_reduce(send, out.data(), n, TUTTI_INT32, TUTTI_SUM, root, world())
+                    : tutti_ireduce(send, out.data(), n, TUTTI_INT32, TUTTI_SUM, root, world(), &req);
+    if (st == TUTTI_SUCCESS && !blocking) st = tutti_wait(&req);
+    ok = ok && st == TUTTI_SUCCESS;
+    for (size_t i = 0; i < n; ++i) {
+      const int32_t base = call + static_cast<int32_t>(i);
+      if (!is_bcast && me != root) break;  // recvbuf not significant
+      const int32_t want = is_bcast ? root * 1000 + base : 1000 * (p * (p - 1) / 2) + p * base;
+      if (out[i] != want && mismatch_call < 0) mismatch_call = call;
+    }
+  }
+  INFO("first wrong call on rank " << me << ": " << mismatch_call);
+  CHECK(all_ranks(ok && mismatch_call < 0));
+}
+
 TEST_CASE("send and receive with tags, matched by tag not by order", "[api]") {
   const int p = world_size(), me = world_rank();
   const int right = (me + 1) % p, left = (me + p - 1) % p;
