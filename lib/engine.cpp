@@ -30,6 +30,7 @@ ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> s
   } else if (schedule_->shm_chunks > 0) {
     half_bytes_ = bufs_.shared->half_bytes();
     swap_halves_ = bufs_.shared->take_parity(schedule_->shm_chunks);
+    slide_ = bufs_.shared->take_slide(schedule_->slot_area_bytes, schedule_->shm_chunks);
     const SlotWrites::CallMode mode = bufs_.shared->slot_writes().begin_call();
     stream_slot_writes_ = mode.streaming;
     probe_slot_writes_ = mode.probe;
@@ -54,7 +55,7 @@ char* ScheduleRun::address(BufRef ref) const {
       if (!bufs_.shared) return nullptr;
       size_t offset = ref.offset;
       if (swap_halves_) offset = offset < half_bytes_ ? offset + half_bytes_ : offset - half_bytes_;
-      return bufs_.shared->segment().data() + offset;
+      return bufs_.shared->segment().data() + offset + slide_;
     }
   }
   return base ? base + ref.offset : nullptr;

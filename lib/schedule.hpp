@@ -40,6 +40,8 @@
 //     at the other parity (see SharedPort).
 #pragma once
 
+#include <algorithm>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -92,6 +94,9 @@ struct Schedule {
   size_t shared_bytes = 0;    // extent of the shared segment it uses
   bool uses_shared = false;   // any Shared reference or shm signal/wait
   uint32_t shm_chunks = 0;    // chunks staged through the segment
+  // Bytes of one parity's half that the slots span (the same on every
+  // rank); the engine slides them through the half from call to call.
+  size_t slot_area_bytes = 0;
   // Any send or receive. Shared-memory schedules have none; a schedule
   // has either messages or shared-memory flags, never both.
   bool uses_transport = false;
@@ -137,6 +142,10 @@ class ScheduleBuilder {
   // Starts the next chunk staged through the shared segment; returns the
   // parity (0 or 1) of the slots it uses. Parities alternate.
   int begin_shm_chunk() { return static_cast<int>(sched_.shm_chunks++ % 2); }
+  // The slots' layout spans `bytes` of each half (shm_common.hpp: shm_slots).
+  void note_slot_area(size_t bytes) {
+    sched_.slot_area_bytes = std::max(sched_.slot_area_bytes, bytes);
+  }
 
   // Local steps.
   void copy(BufRef dst, BufRef src, size_t bytes);

@@ -173,18 +173,21 @@ const TuningTable& builtin_tuning() {
     // calls run their schedule directly (Comm::run_blocking), bcast below
     // 512 B is faster through the segment too: 0.39-0.70 of Open MPI's
     // time against the tree's 0.51-0.97 (2 ranks, alternating jobs).
-    // Allreduce of 16 KiB-4 MiB on 2 ranks goes point to point (recursive
+    // Allreduce of 512 KiB-4 MiB on 2 ranks goes point to point (recursive
     // halving; UCX sends its large messages by rendezvous, here over the
     // cma transport, where the kernel copies from the peer's buffer in
-    // place): level with the segment when the two cores are close (1 MiB:
-    // 151-159 us against 165-190), and 2x faster when they are far apart
-    // (466-500 us against 1050, Open MPI 480-800), where every write into
-    // the segment first takes the lines back from the far core
-    // (alternating jobs, 2026-11-24, docs/PERFORMANCE.md "The slow state,
-    // second pass"). On 4 ranks the segment wins at these sizes (16 KiB:
-    // 0.3 of Open MPI's time against 0.8), and from 4 MiB on 2 ranks
-    // (0.5-0.7 against 0.8-0.9).
-    add_one_node(Collective::Allreduce, 16 * K, 4 * M, "recursive_halving", 0).ranks = {2, 3};
+    // place): a little faster than the segment when the two cores are
+    // close (1 MiB: 116-144 us against 152-158), and 2x faster when they
+    // are far apart (466-500 us against 1050, Open MPI 480-800), where
+    // every write into the segment first takes the lines back from the
+    // far core (alternating jobs, 2026-11-24, docs/PERFORMANCE.md "The slow
+    // state, second pass"). Below 512 KiB the segment has been faster since
+    // its slots move from call to call (SharedPort::take_slide): 16-256 KiB
+    // in 0.18-0.66 of Open MPI's time against 0.31-0.93 (8 alternating
+    // jobs, cores close; not measured far apart). On 4 ranks the segment
+    // wins at every size (16 KiB: 0.3 of Open MPI's time against 0.8),
+    // and from 4 MiB on 2 ranks (0.5-0.7 against 0.8-0.9).
+    add_one_node(Collective::Allreduce, 512 * K, 4 * M, "recursive_halving", 0).ranks = {2, 3};
     add_one_node(Collective::Allreduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Bcast, 0, kAny, "shm", 1 * M);
@@ -195,11 +198,11 @@ const TuningTable& builtin_tuning() {
     // (alternating jobs, 2026-11-24: reduce_scatter 64 B-4 KiB at 0.5-0.9
     // of Open MPI's time against 0.8-2.0 for recursive halving; alltoall
     // 64 B-4 KiB at 0.5-0.9 against 0.9-2.0 for Bruck and pairwise, and
-    // 128 KiB-1 MiB at 0.5-1.0 against 0.6-1.2), except alltoall of
-    // 8-128 KiB on 2 ranks, where pairwise measured 0.3-1.1 and shm
-    // 0.7-2.2.
+    // 128 KiB-1 MiB at 0.5-1.0 against 0.6-1.2). Since the slots move from
+    // call to call, that includes alltoall of 8-128 KiB on 2 ranks, which
+    // used to go pairwise: 0.19-0.59 of Open MPI's time against pairwise's
+    // 0.36-1.20 (3 alternating jobs, 8 KiB-4 MiB, 2026-11-24).
     add_one_node(Collective::ReduceScatter, 0, kAny, "shm", 256 * K);
-    add_one_node(Collective::Alltoall, 8 * K, 128 * K, "pairwise", 0).ranks = {2, 3};
     add_one_node(Collective::Alltoall, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Barrier, 0, kAny, "shm", 0);
     // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes

@@ -30,7 +30,7 @@ void build(ScheduleBuilder& b) {
         [&](int q) { return ShmCarry{output(static_cast<size_t>(q) * m), m}; });
     return;
   }
-  const ShmSlots slots = shm_slots(b);
+  const ShmSlots slots = shm_slots(b, 1, m);
   for (size_t off = 0; off < m; off += slots.slot) {
     const size_t c = std::min(slots.slot, m - off);
     const int parity = b.begin_shm_chunk();

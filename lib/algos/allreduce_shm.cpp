@@ -52,7 +52,7 @@ void build(ScheduleBuilder& b) {
   }
   if (n == 0) return;
   if (shm_fits_inline(n, p)) return build_inline(b, n);
-  const ShmSlots slots = shm_slots(b);
+  const ShmSlots slots = shm_slots(b, 1, n);
   for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);
     const int parity = b.begin_shm_chunk();

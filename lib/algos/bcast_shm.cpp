@@ -35,7 +35,7 @@ void build(ScheduleBuilder& b) {
     }
     return;
   }
-  const ShmSlots slots = shm_slots(b);
+  const ShmSlots slots = shm_slots(b, 1, n);
   for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);
     const BufRef slot = slots.at(b.begin_shm_chunk(), a.root);

@@ -27,7 +27,7 @@ void build(ScheduleBuilder& b) {
     b.copy(output(), input(), m);
     return;
   }
-  const ShmSlots slots = shm_slots(b, static_cast<size_t>(p));
+  const ShmSlots slots = shm_slots(b, static_cast<size_t>(p), m);
   for (size_t off = 0; off < m; off += slots.slot) {
     const size_t c = std::min(slots.slot, m - off);
     const int parity = b.begin_shm_chunk();

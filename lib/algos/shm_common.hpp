@@ -55,9 +55,15 @@ struct ShmSlots {
   }
 };
 
-inline ShmSlots shm_slots(const ScheduleBuilder& b, size_t per_rank = 1) {
-  return {shm_slot_bytes(b.shared_capacity(), b.nranks(), chunk_bytes_of(b), per_rank),
-          shared_half_bytes(b.shared_capacity()), per_rank};
+// `most_per_slot`: the most any slot of this call holds (a call smaller
+// than a chunk gets slots just its size, so the slots of consecutive calls
+// can sit apart: SharedPort::take_slide).
+inline ShmSlots shm_slots(ScheduleBuilder& b, size_t per_rank, size_t most_per_slot) {
+  const size_t fit = (most_per_slot + kMinShmSlot - 1) / kMinShmSlot * kMinShmSlot;
+  const size_t slot =
+      std::min(shm_slot_bytes(b.shared_capacity(), b.nranks(), chunk_bytes_of(b), per_rank), fit);
+  b.note_slot_area(static_cast<size_t>(b.nranks()) * per_rank * slot);
+  return {slot, shared_half_bytes(b.shared_capacity()), per_rank};
 }
 
 // Small calls skip the slots: their data rides in the flag lines (up to

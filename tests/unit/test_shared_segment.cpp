@@ -145,3 +145,32 @@ TEST_CASE("a forced slot write mode never probes", "[schedule]") {
 }
 
 }  // namespace tutti::testing
+
+namespace tutti::testing {
+
+TEST_CASE("one-chunk calls move their slots through the half, in turn", "[schedule]") {
+  constexpr size_t kData = 64 * 1024;  // halves of 32 KiB
+  std::vector<char> memory(SharedSegment::flag_bytes(2) + kData, 0);
+  SharedSegment segment{memory.data(), memory.size(), 2};
+  SharedPort port{&segment, 0};
+  REQUIRE(port.half_bytes() == kData / 2);
+  CHECK(port.take_slide(0, 1) == 0);     // no slots
+  CHECK(port.take_slide(1000, 3) == 0);  // several chunks stay put
+  // 1000 bytes take a 4 KiB step: 8 places in a 32 KiB half, then again.
+  std::vector<size_t> got;
+  for (int call = 0; call < 10; ++call) got.push_back(port.take_slide(1000, 1));
+  CHECK(got == std::vector<size_t>{0, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 0, 4096});
+  for (size_t slide : got) CHECK(slide + 1000 <= port.half_bytes());
+  // A call whose slots fill the half never moves; tiny ones stop at 32 places.
+  SharedPort other{&segment, 1};
+  CHECK(other.take_slide(kData / 2, 1) == 0);
+  CHECK(other.take_slide(kData / 2, 1) == 0);
+  std::vector<char> big(SharedSegment::flag_bytes(2) + (8 << 20), 0);
+  SharedSegment big_segment{big.data(), big.size(), 2};
+  SharedPort third{&big_segment, 0};
+  size_t largest = 0;
+  for (int call = 0; call < 100; ++call) largest = std::max(largest, third.take_slide(64, 1));
+  CHECK(largest == 31 * 4096);
+}
+
+}  // namespace tutti::testing

@@ -511,8 +511,7 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(one_node, Collective::ReduceScatter, 64, 4) == "shm");
   CHECK(picks(one_node, Collective::Alltoall, 256, 4) == "shm");
   CHECK(picks(one_node, Collective::Alltoall, 16 << 10, 4) == "shm");
-  // Only on 2 ranks does pairwise keep alltoall's 8-128 KiB band.
-  CHECK(picks(two_ranks, Collective::Alltoall, 16 << 10, 2) == "pairwise");
+  CHECK(picks(two_ranks, Collective::Alltoall, 16 << 10, 2) == "shm");
   CHECK(picks(two_ranks, Collective::Alltoall, 256 << 10, 2) == "shm");
   CHECK(picks(one_node, Collective::Reduce, 8, 4) == "shm");
   CHECK(picks(one_node, Collective::Bcast, 4 << 10, 4) == "shm");
@@ -520,13 +519,14 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   // Since blocking calls run their schedule directly, the smallest bcast is
   // faster through the segment too.
   CHECK(picks(one_node, Collective::Bcast, 8, 4) == "shm");
-  // Medium allreduce on 2 ranks goes point to point (level when the cores
-  // are close, 2x faster when they are far apart); on 4 ranks the segment
-  // keeps it.
+  // Allreduce of 512 KiB-4 MiB on 2 ranks goes point to point (a little
+  // faster when the cores are close, 2x when they are far apart); on 4
+  // ranks, and below 512 KiB, the segment keeps it.
   CHECK(picks(one_node, Collective::Allreduce, 32 << 10, 4) == "shm");
-  for (const uint64_t bytes : {uint64_t{16} << 10, uint64_t{1} << 20, (uint64_t{4} << 20) - 4})
+  for (const uint64_t bytes : {uint64_t{512} << 10, uint64_t{1} << 20, (uint64_t{4} << 20) - 4})
     CHECK(picks(two_ranks, Collective::Allreduce, bytes, 2) == "recursive_halving");
-  CHECK(picks(two_ranks, Collective::Allreduce, (16 << 10) - 4, 2) == "shm");
+  CHECK(picks(two_ranks, Collective::Allreduce, (512 << 10) - 4, 2) == "shm");
+  CHECK(picks(two_ranks, Collective::Allreduce, 16 << 10, 2) == "shm");
   CHECK(picks(two_ranks, Collective::Allreduce, 4 << 20, 2) == "shm");
   // Without a shared segment the shm rule refuses and the general default runs.
   const Dispatcher no_segment(TuningTable(std::vector<TuningRule>{}), Topology::single_node(4));
