@@ -201,7 +201,7 @@ const TuningTable& builtin_tuning() {
     // 128 KiB-1 MiB at 0.5-1.0 against 0.6-1.2). Since the slots move from
     // call to call, that includes alltoall of 8-128 KiB on 2 ranks, which
     // used to go pairwise: 0.19-0.59 of Open MPI's time against pairwise's
-    // 0.36-1.20 (3 alternating jobs, 8 KiB-4 MiB, 2026-11-24).
+    // 0.36-1.20 (3 alternating jobs with the cores close, 2026-11-24).
     add_one_node(Collective::ReduceScatter, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Alltoall, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Barrier, 0, kAny, "shm", 0);
