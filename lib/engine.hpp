@@ -70,9 +70,9 @@ class ScheduleRun {
   // communicator's chunk sequence is at parity 1 the two halves swap.
   bool swap_halves_ = false;
   size_t half_bytes_ = 0;
+  size_t slide_ = 0;  // where in its half this call's slots start (SharedPort::take_slide)
   // Slot writes with streaming stores; a probe call writes normally and
   // times its copies into the slot instead (slot_writes.hpp).
-  size_t slide_ = 0;  // where in its half this call's slots start (SharedPort::take_slide)
   bool stream_slot_writes_ = false;
   bool probe_slot_writes_ = false;
   uint32_t seq_;

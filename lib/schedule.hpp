@@ -41,7 +41,6 @@
 #pragma once
 
 #include <algorithm>
-
 #include <cstddef>
 #include <cstdint>
 #include <optional>
