@@ -1,5 +1,7 @@
 #include "node_memory.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -20,6 +22,23 @@ size_t default_node_memory_bytes(int nranks) {
   constexpr size_t kSlot = 2u << 20, kCap = 256u << 20;
   return std::min(kCap, 2 * static_cast<size_t>(nranks) * kSlot);
 }
+
+namespace {
+
+// Each process still takes a fault on its first write to every page of the
+// segment, even one that another rank faulted in: the page must enter this
+// process's page table. The slots move through the whole segment from call
+// to call (SharedPort::take_slide), so without this the first few dozen
+// calls of each size pay those faults. Adding zero keeps the bytes (another
+// rank may already be writing a flag) and is a write, so the page is
+// mapped writable.
+void map_every_page(char* data, size_t bytes) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  for (size_t at = 0; at + sizeof(uint64_t) <= bytes; at += page)
+    __atomic_fetch_add(reinterpret_cast<uint64_t*>(data + at), 0, __ATOMIC_RELAXED);
+}
+
+}  // namespace
 
 std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_bytes) {
   int nranks = 1, rank = 0;
@@ -64,6 +83,7 @@ std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_byte
   std::memset(data + share * static_cast<size_t>(rank), 0,
               rank == nranks - 1 ? data_bytes - share * static_cast<size_t>(rank) : share);
   check_mpi(MPI_Barrier(comm), "MPI_Barrier (shared segment)");
+  map_every_page(data, data_bytes);
   return std::unique_ptr<NodeMemory>(new NodeMemory(win, base, total, nranks, rank));
 }
 

@@ -149,21 +149,27 @@ class SharedPort {
     return swap;
   }
   // Where in each half the slots of the next call through them start, for
-  // a call of `chunks` chunks whose slots span `area` bytes of a half.
+  // a call of `chunks` chunks whose slots span `area` bytes of `half`.
   // Consecutive one-chunk calls take up to kSlideRegions disjoint places in
   // turn. Why: rewriting lines that a peer read in the call just before
   // costs far more than writing lines it read longer ago (measured:
   // docs/PERFORMANCE.md, "Slots that move from call to call"). Calls of
   // several chunks stay at the start: they lost 10-15% when moved (1-4 MiB
-  // allgather and alltoall, 2 ranks). Safe wherever the slots are: the
-  // parities keep a full synchronisation between any two calls that use
-  // the same half. Called in collective order with the same arguments on
-  // every rank.
-  size_t take_slide(size_t area, uint32_t chunks) {
+  // allgather and alltoall, 2 ranks). `probe`: the call times its slot
+  // writes (slot_writes.hpp), which must rewrite lines the peers read
+  // recently to tell near cores from far ones, so it takes the place of the
+  // last call in its half again (when it fits there). Safe wherever the
+  // slots are: the parities keep a full synchronisation between any two
+  // calls that use the same half. Called in collective order with the same
+  // arguments on every rank.
+  size_t take_slide(size_t area, uint32_t chunks, int half, bool probe) {
     if (area == 0 || chunks != 1) return 0;
+    size_t& last = last_slide_[half & 1];
+    if (probe) return last + area <= half_bytes() ? last : 0;
     const size_t step = (area + kSlideAlign - 1) / kSlideAlign * kSlideAlign;
     const size_t regions = std::max<size_t>(1, std::min(kSlideRegions, half_bytes() / step));
-    return (slides_++ % regions) * step;
+    last = (slides_++ % regions) * step;
+    return last;
   }
   // Whether the next signal to `peer` may be sent: `peer` took the signal
   // that last used its line. Reads the peer's acknowledgement only when
@@ -223,6 +229,7 @@ class SharedPort {
   std::vector<uint64_t> acked_;  // the peers' acknowledgements, as last read
   uint32_t next_parity_ = 0;
   uint64_t slides_ = 0;  // one-chunk calls through the slots so far (take_slide)
+  size_t last_slide_[2] = {0, 0};  // per half, the place of its last one-chunk call
   static constexpr size_t kSlideAlign = 4096;
   // 32 measured best of 8, 32 and no limit (2 ranks, 16 KiB-4 MiB): no
   // limit made 16 KiB calls 3x slower (their slots then cycle through the

@@ -154,22 +154,30 @@ TEST_CASE("one-chunk calls move their slots through the half, in turn", "[schedu
   SharedSegment segment{memory.data(), memory.size(), 2};
   SharedPort port{&segment, 0};
   REQUIRE(port.half_bytes() == kData / 2);
-  CHECK(port.take_slide(0, 1) == 0);     // no slots
-  CHECK(port.take_slide(1000, 3) == 0);  // several chunks stay put
+  CHECK(port.take_slide(0, 1, 0, false) == 0);     // no slots
+  CHECK(port.take_slide(1000, 3, 0, false) == 0);  // several chunks stay put
   // 1000 bytes take a 4 KiB step: 8 places in a 32 KiB half, then again.
   std::vector<size_t> got;
-  for (int call = 0; call < 10; ++call) got.push_back(port.take_slide(1000, 1));
+  for (int call = 0; call < 10; ++call) got.push_back(port.take_slide(1000, 1, call % 2, false));
   CHECK(got == std::vector<size_t>{0, 4096, 8192, 12288, 16384, 20480, 24576, 28672, 0, 4096});
   for (size_t slide : got) CHECK(slide + 1000 <= port.half_bytes());
+  // A probe rewrites where the last call in its half wrote (got[8] was in
+  // half 0, got[9] in half 1), and does not move the turn on.
+  CHECK(port.take_slide(1000, 1, 0, true) == 0);
+  CHECK(port.take_slide(1000, 1, 1, true) == 4096);
+  CHECK(port.take_slide(1000, 1, 0, false) == 8192);
+  // ... unless the probe's slots do not fit there: then the start.
+  CHECK(port.take_slide(kData / 2 - 4096, 1, 0, true) == 0);
   // A call whose slots fill the half never moves; tiny ones stop at 32 places.
   SharedPort other{&segment, 1};
-  CHECK(other.take_slide(kData / 2, 1) == 0);
-  CHECK(other.take_slide(kData / 2, 1) == 0);
+  CHECK(other.take_slide(kData / 2, 1, 0, false) == 0);
+  CHECK(other.take_slide(kData / 2, 1, 0, false) == 0);
   std::vector<char> big(SharedSegment::flag_bytes(2) + (8 << 20), 0);
   SharedSegment big_segment{big.data(), big.size(), 2};
   SharedPort third{&big_segment, 0};
   size_t largest = 0;
-  for (int call = 0; call < 100; ++call) largest = std::max(largest, third.take_slide(64, 1));
+  for (int call = 0; call < 100; ++call)
+    largest = std::max(largest, third.take_slide(64, 1, call % 2, false));
   CHECK(largest == 31 * 4096);
 }
 
