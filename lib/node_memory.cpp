@@ -29,9 +29,10 @@ namespace {
 // segment, even one that another rank faulted in: the page must enter this
 // process's page table. The slots move through the whole segment from call
 // to call (SharedPort::take_slide), so without this the first few dozen
-// calls of each size pay those faults. Adding zero keeps the bytes (another
-// rank may already be writing a flag) and is a write, so the page is
-// mapped writable.
+// calls of each size pay those faults. Adding zero is a write, so the page
+// is mapped writable, and it keeps the bytes: a rank that has finished
+// here may already be writing its slots (a locked add cannot lose its
+// store).
 void map_every_page(char* data, size_t bytes) {
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   for (size_t at = 0; at + sizeof(uint64_t) <= bytes; at += page)
