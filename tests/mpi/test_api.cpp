@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -63,13 +64,7 @@ TEST_CASE("several non-blocking collectives in flight, completed in any order", 
 // five, a vector of 384 bytes, the most a signal carries: 8 lines).
 TEST_CASE("small allreduces meet whether a rank runs them directly or through the engine", "[api]") {
   const int p = world_size(), me = world_rank();
-  uint64_t rng = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(me + 1);
-  auto next = [&rng] {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-  };
+  std::mt19937_64 next(static_cast<uint64_t>(me) + 1);  // each rank its own path choices
   bool ok = true;
   int mismatch_call = -1;
   for (int call = 0; call < 400; ++call) {
@@ -103,13 +98,7 @@ TEST_CASE("small allreduces meet whether a rank runs them directly or through th
 TEST_CASE("small bcasts and reduces meet whether a rank runs them directly or through the engine",
           "[api]") {
   const int p = world_size(), me = world_rank();
-  uint64_t rng = 0x2545f4914f6cdd1dull * static_cast<uint64_t>(me + 3);
-  auto next = [&rng] {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-  };
+  std::mt19937_64 next(static_cast<uint64_t>(me) + 101);  // each rank its own path choices
   bool ok = true;
   int mismatch_call = -1;
   for (int call = 0; call < 600; ++call) {
