@@ -411,6 +411,12 @@ Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, Memor
   return wait(op, config_.timeout_s);
 }
 
+void Comm::record_end(uint64_t trace, Status status, const std::string& error) {
+  if (!recorder_) return;
+  recorder_->finished(trace, status);
+  if (status == TUTTI_ERR_TIMEOUT) recorder_->write(error);
+}
+
 Status Comm::run_in_node(const Plan& plan, const OpLabel& label, const void* in, void* out,
                          size_t bytes) {
   Buffers bufs = host_buffers(in, out);
@@ -432,10 +438,7 @@ Status Comm::run_in_node(const Plan& plan, const OpLabel& label, const void* in,
       run.cancel(TUTTI_ERR_TRANSPORT, failure_);
     }
   }
-  if (recorder_) {
-    recorder_->finished(trace, run.status());
-    if (run.status() == TUTTI_ERR_TIMEOUT) recorder_->write(run.error());
-  }
+  record_end(trace, run.status(), run.error());
   if (run.status() == TUTTI_SUCCESS) return TUTTI_SUCCESS;
   if (run.status() == TUTTI_ERR_TIMEOUT) return set_last_error(TUTTI_ERR_TIMEOUT, run.error());
   return set_last_error(run.status(), str(label.to_string(), ": ", run.error()));
@@ -482,10 +485,7 @@ Status Comm::run_direct(const CollArgs& args, const Plan& plan, const OpLabel& l
   const DirectCall call{args, plan.params, in, out, rank_, size_, node_memory_->port(),
                         direct_scratch_.data(), wait};
   const bool ok = plan.algorithm->run_direct(call);
-  if (recorder_) {
-    recorder_->finished(trace, ok ? TUTTI_SUCCESS : wait.status);
-    if (!ok && wait.status == TUTTI_ERR_TIMEOUT) recorder_->write(wait.message);
-  }
+  record_end(trace, ok ? TUTTI_SUCCESS : wait.status, wait.message);
   if (ok) return TUTTI_SUCCESS;
   return set_last_error(wait.status, wait.message);
 }

@@ -158,6 +158,9 @@ class Comm {
   // (direct_call.hpp), on this stack, waiting through a DirectWait.
   Status run_direct(const CollArgs& args, const Plan& plan, const OpLabel& label, const void* in,
                     void* out);
+  // The flight recorder's end of a call run on this stack (run_in_node,
+  // run_direct): its status, and the trace file written on a timeout.
+  void record_end(uint64_t trace, Status status, const std::string& error);
   class Patience;  // how a blocked call waits between polls
   class DirectWait;
   // "<what> timed out after <s> s on rank <r>; still waiting for rank(s) ..."
@@ -204,7 +207,6 @@ class Comm {
   std::set<std::pair<int, int>> logged_decisions_;  // (collective, log2 size bucket)
   bool failed_ = false;
   std::unique_ptr<SignatureCheck> signature_check_;  // TUTTI_CHECK=1 only
-  void agree_with_peers(const CollArgs& args);
   std::unique_ptr<AbortChannel> abort_channel_;
   bool aborted_ = false;  // here or by another rank's notice
   std::unique_ptr<FlightRecorder> recorder_;  // TUTTI_TRACE only
@@ -214,6 +216,8 @@ class Comm {
     failed_ = true;
     failure_ = why;
   }
+  // check_agreement's exchange with the other ranks (TUTTI_CHECK=1).
+  void agree_with_peers(const CollArgs& args);
   // Ends `why` for every operation in flight; marks the communicator failed.
   void fail_everything(Status why, const std::string& message);
   // Bookkeeping when an operation has started or finished.
