@@ -13,9 +13,9 @@
 // (streaming) with them far apart. Neither choice is right all the time.
 //
 // So by default (TUTTI_SHM_STREAM=auto) every rank decides for itself from
-// what it sees. Every kProbeEvery-th call through the slots (from the
-// third, when both halves of the segment have been touched) is a probe,
-// the same calls on every rank (they start such calls in the same order).
+// what it sees, in probe calls: the same calls on every rank (they start
+// calls through the slots in the same order, with the same layouts; the
+// probes' slot places depend on it).
 // In a probe everybody writes with normal stores, and a rank times each
 // large copy into its own slot twice: the copy itself, then the same copy
 // again, which finds the lines already in its own cache. When the cores
@@ -35,9 +35,19 @@ namespace tutti {
 
 class SlotWrites {
  public:
-  // Every 32nd call probes: in the far-apart state a probe runs the slow
-  // way, so probing more often costs more than the state changes need.
+  // Which calls probe. A probe tells near cores from far ones only if its
+  // copy rewrites lines the peers read recently, so only a call whose half
+  // of the segment held the same slot layout in the call before
+  // (SharedPort::take_slide puts a probe where that call wrote) may probe:
+  // a "valid" call. The first two valid calls after an invalid one probe
+  // (a new message size is where the state most needs checking: with
+  // probes only every 32 calls, short benchmark runs spent most of a size
+  // undetected, 1 MiB bcasts taking 450-620 us against Open MPI's 82 in
+  // the far-apart state), and then two valid calls in a row of every
+  // kProbeEvery. In the far-apart state a probe runs the slow way, so
+  // probing more often costs more than the state changes need.
   static constexpr uint32_t kProbeEvery = 32;
+  static constexpr uint32_t kFirstProbe = 2;  // then kFirstProbe + 1
   // A first copy into the rank's own slot this many times slower than
   // the same copy repeated at once means far-apart cores. Measured in
   // probes of 1 MiB calls on 2 ranks here (docs/PERFORMANCE.md): close,
@@ -51,19 +61,29 @@ class SlotWrites {
   static constexpr size_t kMinTimedBytes = 16 * 1024;
 
   // TUTTI_SHM_STREAM: a fixed choice, or nullopt for the automatic one.
+  // A fixed choice still takes the probes' places (below), so that ranks
+  // whose settings differ still agree on where every call's slots are.
   void force(std::optional<bool> streaming) { forced_ = streaming; }
 
   // How one call through the slots runs.
   struct CallMode {
-    bool probe = false;      // time the copies into the rank's own slot
+    bool probe = false;      // a probe call: its slots go where the last call's were
+    bool timed = false;      // time the copies into the rank's own slot
     bool streaming = false;  // write the slots with streaming stores
   };
-  // For the next call through the slots; calls come in the same order on
-  // every rank, so they agree on which calls probe.
-  CallMode begin_call() {
-    if (forced_) return {false, *forced_};
-    const bool probe = calls_++ % kProbeEvery == 2;
-    return {probe, !probe && far_};
+  // For the next call through the slots, whose slots span `area` bytes of
+  // `half` (0 or 1) in `chunks` chunks. Calls come in the same order with
+  // the same arguments on every rank, so the ranks agree on which probe.
+  CallMode begin_call(size_t area, uint32_t chunks, int half) {
+    Layout& last = last_layout_[half & 1];
+    const bool valid = last.area == area && last.chunks == chunks;
+    last = {area, chunks};
+    const uint32_t phase = static_cast<uint32_t>(calls_++ % kProbeEvery);
+    valid_in_a_row_ = valid ? valid_in_a_row_ + 1 : 0;
+    const bool probe = valid && (valid_in_a_row_ <= 2 || phase == kFirstProbe ||
+                                 phase == kFirstProbe + 1);
+    if (forced_) return {probe, false, *forced_};
+    return {probe, probe, !probe && far_};
   }
 
   // In a probe call: a copy into the rank's own slot took `first`
@@ -73,9 +93,9 @@ class SlotWrites {
     again_ += again;
   }
   // The probe call ended: decide, if it timed a copy. Far takes two
-  // probes in a row that say so (one can be a fluke: a page fault, an
-  // interrupt), close takes one (a wrong "far" costs more in the usual
-  // state).
+  // probes in a row that say so (one can be a fluke: an interrupt, a
+  // burst of other load), close takes one (a wrong "far" costs more in the
+  // usual state). Probes that timed nothing do not break the row.
   void end_probe() {
     if (first_ > 0 && again_ > 0) {
       const bool says_far = first_ > kFarRatio * again_;
@@ -88,8 +108,14 @@ class SlotWrites {
   bool far() const { return far_; }
 
  private:
+  struct Layout {
+    size_t area = 0;
+    uint32_t chunks = 0;
+  };
   std::optional<bool> forced_;
   uint64_t calls_ = 0;
+  Layout last_layout_[2];  // per half, that of the last call through it
+  uint64_t valid_in_a_row_ = 0;  // calls in a row that could probe
   int far_votes_ = 0;  // probes in a row that found the cores far apart
   bool far_ = false;
   double first_ = 0, again_ = 0;  // seconds, this probe's timed copies

@@ -46,8 +46,12 @@ for path in sorted(glob.glob(os.path.join(raw, "*.csv"))):
     for r in csv.DictReader(open(path)):
         key = (r["collective"], int(r["bytes"]))
         rows.setdefault(key, []).append(r)
+# With --bounds the rows also carry the memcpy reference and the cache-line
+# round trip; the table then shows them (medians over the runs too).
+bounds = all("of_bound" in rs[0] for rs in rows.values())
 with open(base + ".csv", "w") as f:
-    f.write("collective,bytes,algorithm,tutti_us,mpi_us,tutti_busbw,mpi_busbw,ratio\n")
+    f.write("collective,bytes,algorithm,tutti_us,mpi_us,tutti_busbw,mpi_busbw,ratio"
+            + (",of_bound,rtt_us" if bounds else "") + "\n")
     table = []
     for (coll, size), rs in sorted(rows.items()):
         t = statistics.median(float(r["time_us"]) for r in rs)
@@ -56,18 +60,25 @@ with open(base + ".csv", "w") as f:
         mb = statistics.median(float(r["mpi_busbw_gbs"]) for r in rs)
         algos = sorted({r["algorithm"] for r in rs})
         ratio = t / m if m > 0 else float("nan")
-        f.write(f"{coll},{size},{'/'.join(algos)},{t:.3f},{m:.3f},{tb:.4f},{mb:.4f},{ratio:.3f}\n")
-        table.append((coll, size, "/".join(algos), t, m, tb, mb, ratio))
+        extra = ()
+        if bounds:
+            extra = (statistics.median(float(r["of_bound"]) for r in rs),
+                     statistics.median(float(r["rtt_us"]) for r in rs))
+        f.write(f"{coll},{size},{'/'.join(algos)},{t:.3f},{m:.3f},{tb:.4f},{mb:.4f},{ratio:.3f}"
+                + "".join(f",{x:.4f}" for x in extra) + "\n")
+        table.append((coll, size, "/".join(algos), t, m, tb, mb, ratio, extra))
 with open(base + ".md", "w") as f:
     f.write(f"np={np_}, medians of {runs} runs, {datetime.date.today()}\n\n")
-    f.write("| collective | bytes | algorithm | tutti (us) | MPI (us) | tutti busbw (GB/s) | MPI busbw (GB/s) | tutti/MPI time |\n")
-    f.write("|---|---:|---|---:|---:|---:|---:|---:|\n")
-    for coll, size, algo, t, m, tb, mb, ratio in table:
-        f.write(f"| {coll} | {size} | {algo} | {t:.2f} | {m:.2f} | {tb:.3f} | {mb:.3f} | {ratio:.2f} |\n")
+    f.write("| collective | bytes | algorithm | tutti (us) | MPI (us) | tutti busbw (GB/s) | MPI busbw (GB/s) | tutti/MPI time |"
+            + (" of memcpy bound | rtt (us) |" if bounds else "") + "\n")
+    f.write("|---|---:|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if bounds else "") + "\n")
+    for coll, size, algo, t, m, tb, mb, ratio, extra in table:
+        f.write(f"| {coll} | {size} | {algo} | {t:.2f} | {m:.2f} | {tb:.3f} | {mb:.3f} | {ratio:.2f} |"
+                + "".join(f" {x:.3f} |" for x in extra) + "\n")
 # One data file per collective for gnuplot.
 for coll in sorted({k[0] for k in rows}):
     with open(f"{base}.{coll}.dat", "w") as f:
-        for c, size, algo, t, m, tb, mb, ratio in table:
+        for c, size, algo, t, m, tb, mb, ratio, extra in table:
             if c == coll:
                 f.write(f"{size} {tb} {mb}\n")
 PY

@@ -3,7 +3,8 @@
 // which reads it) run the algorithms the rules name, fall back to the
 // built-in defaults where no rule matches, give way to TUTTI_ALGO_<COLL>,
 // count the calls that ran the MPI library's collective, and report invalid
-// tables on every rank. Ranks given different tables: tests/tuning.
+// tables on every rank. Ranks given different tables: tests/tuning. Ranks
+// given different TUTTI_SHM_STREAM settings still meet in the segment.
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
@@ -224,6 +225,36 @@ algorithm = "ring"
     CHECK(all_ranks(c.status == TUTTI_ERR_INVALID_ARGUMENT));
     CHECK(all_ranks(c.error.find("unknown algorithm 'no_such_algorithm'") != std::string::npos));
   }
+}
+
+TEST_CASE("ranks with different TUTTI_SHM_STREAM settings still meet in the segment", "[tuning]") {
+  // Where a call's slots sit depends on which calls probe (slot_writes.hpp,
+  // SharedPort::take_slide); a rank with a fixed setting must still agree.
+  static const char* const kSettings[] = {"1", "auto", "0"};
+  Env env;
+  env.set("TUTTI_SHM_STREAM", kSettings[world_rank() % 3]);
+  env.set("TUTTI_ALGO_ALLGATHER", "shm");
+  env.set("TUTTI_TUNE", std::nullopt);
+  env.set("TUTTI_TUNING_FILE", std::nullopt);
+  Comm c;
+  REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+  const int p = world_size();
+  // Sizes that stay long enough for probes (of copies of 16 KiB and more),
+  // then change, in one and several chunks.
+  const size_t counts[] = {8192, 8192, 8192, 8192, 8192, 100, 100, 100, 100, 300000, 300000,
+                           300000, 300000, 4096, 8192, 4096, 8192, 4096, 8192, 4096};
+  bool ok = true;
+  for (int call = 0; call < 100; ++call) {
+    const size_t count = counts[call % std::size(counts)];
+    auto value = [&](int rank, size_t i) { return static_cast<int32_t>(call * 7919 + rank * 131 + i); };
+    std::vector<int32_t> in(count), out(count * p, -1);
+    for (size_t i = 0; i < count; ++i) in[i] = value(world_rank(), i);
+    ok = ok && tutti_allgather(in.data(), out.data(), count, TUTTI_INT32, c.comm) == TUTTI_SUCCESS;
+    for (int q = 0; q < p; ++q)
+      for (size_t i = 0; i < count; ++i) ok = ok && out[q * count + i] == value(q, i);
+    ok = ok && (p == 1 || std::string(tutti_comm_last_algorithm(c.comm)) == "shm");
+  }
+  CHECK(all_ranks(ok));
 }
 
 }  // namespace tutti::testing

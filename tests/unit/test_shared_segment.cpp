@@ -97,51 +97,106 @@ namespace tutti::testing {
 
 TEST_CASE("slot writes stream after two probes find the cores far apart", "[schedule]") {
   SlotWrites writes;
-  auto call = [&writes] { return writes.begin_call(); };
-  // Calls 0 and 1 touch both halves of the segment; call 2 probes.
+  // Calls of one chunk of 64 KiB: they alternate between the halves.
+  int half = 0;
+  auto call = [&] {
+    const SlotWrites::CallMode mode = writes.begin_call(64 * 1024, 1, half);
+    half ^= 1;
+    return mode;
+  };
+  // Calls 0 and 1 find each half with another layout; calls 2 and 3 probe.
   CHECK_FALSE(call().probe);
   CHECK_FALSE(call().probe);
-  auto probe = [&](double first_seconds, double again_seconds) {
+  // One probe call that timed its copy into the slot at `first` seconds,
+  // and the repeat at `again` (0 and 0: it timed nothing).
+  auto probe = [&](double first, double again) {
     const SlotWrites::CallMode mode = call();
     REQUIRE(mode.probe);
+    CHECK(mode.timed);
     CHECK_FALSE(mode.streaming);  // probes write normally
-    writes.note_own_copy(first_seconds, again_seconds);
+    if (first > 0) writes.note_own_copy(first, again);
     writes.end_probe();
-    for (uint32_t i = 1; i < SlotWrites::kProbeEvery; ++i) {
+  };
+  // The ordinary calls up to the next pair of probes follow the verdict.
+  auto ordinary_calls = [&] {
+    for (uint32_t i = 2; i < SlotWrites::kProbeEvery; ++i) {
       const SlotWrites::CallMode m = call();
       CHECK_FALSE(m.probe);
-      if (m.streaming != writes.far()) FAIL("call " << i << " after a probe");
+      if (m.streaming != writes.far()) FAIL("ordinary call " << i << " of the period");
     }
   };
   probe(8e-4, 1e-4);  // the first copy 8x slower: one vote, not yet
   CHECK_FALSE(writes.far());
-  probe(8e-4, 1e-4);
+  probe(8e-4, 1e-4);  // the second in the same pair decides
   CHECK(writes.far());
+  ordinary_calls();
   probe(4e-4, 1e-4);  // 4x (an allreduce with close cores): back at once
   CHECK_FALSE(writes.far());
   probe(8e-4, 1e-4);
   CHECK_FALSE(writes.far());
-  // A probe that timed no copy (a bcast's receivers, small calls) decides
-  // nothing.
-  SlotWrites::CallMode mode = call();
-  REQUIRE(mode.probe);
-  writes.end_probe();
+  ordinary_calls();
+  probe(8e-4, 1e-4);  // the vote carried over from the last pair counts
+  CHECK(writes.far());
+  probe(0, 0);  // a probe that timed no copy (a bcast's receivers, small calls)
+  CHECK(writes.far());
+  ordinary_calls();
+  probe(1e-4, 1e-4);
   CHECK_FALSE(writes.far());
-  for (uint32_t i = 1; i < SlotWrites::kProbeEvery; ++i) CHECK_FALSE(call().probe);
-  probe(8e-4, 1e-4);  // the vote before still counts
+  probe(0, 0);
+  ordinary_calls();
+  probe(8e-4, 1e-4);
+  CHECK_FALSE(writes.far());
+  probe(0, 0);  // decides nothing, and does not break the row
+  ordinary_calls();
+  probe(8e-4, 1e-4);
   CHECK(writes.far());
 }
 
-TEST_CASE("a forced slot write mode never probes", "[schedule]") {
+TEST_CASE("probes come early in each new slot layout, and only where the half kept its layout",
+          "[schedule]") {
   SlotWrites writes;
-  writes.force(true);
-  for (int i = 0; i < 100; ++i) {
-    const SlotWrites::CallMode mode = writes.begin_call();
-    CHECK_FALSE(mode.probe);
-    CHECK(mode.streaming);
+  int half = 0;
+  int index = 0;
+  std::vector<int> probes;
+  // `count` calls of `chunks` chunks over `area` bytes; an odd number of
+  // chunks moves the next call to the other half, as take_parity does.
+  auto calls = [&](int count, size_t area, uint32_t chunks) {
+    for (int i = 0; i < count; ++i, ++index) {
+      if (writes.begin_call(area, chunks, half).probe) probes.push_back(index);
+      if (chunks & 1) half ^= 1;
+    }
+  };
+  calls(40, 4096, 1);       // 0-39: the first two valid calls, then every 32
+  calls(10, 8192, 1);       // 40-49: a new size, valid from its third call
+  calls(20, 1 << 20, 4);    // 50-69: one half, valid from its second call
+  calls(10, 1 << 20, 16);   // 70-79: more chunks over the same area: new too
+  CHECK(probes == std::vector<int>{2, 3, 34, 35, 42, 43, 51, 52, 66, 67, 71, 72});
+  // Two sizes in turn, each keeping to its half: every call after the
+  // first two is valid, so only the period's probes come.
+  probes.clear();
+  for (int i = 0; i < 40; ++i, ++index) {
+    const size_t area = i % 2 ? 4096 : 65536;
+    if (writes.begin_call(area, 1, half).probe) probes.push_back(index);
+    half ^= 1;
   }
-  writes.force(false);
-  CHECK_FALSE(writes.begin_call().streaming);
+  CHECK(probes == std::vector<int>{82, 83, 98, 99});
+}
+
+TEST_CASE("a forced slot write mode times nothing but keeps the probes' places", "[schedule]") {
+  SlotWrites automatic, forced;
+  forced.force(true);
+  for (int i = 0; i < 100; ++i) {
+    const SlotWrites::CallMode a = automatic.begin_call(4096, 1, i % 2);
+    const SlotWrites::CallMode f = forced.begin_call(4096, 1, i % 2);
+    // Ranks with different TUTTI_SHM_STREAM settings must put every
+    // call's slots in the same place (SharedPort::take_slide).
+    CHECK(f.probe == a.probe);
+    CHECK(a.timed == a.probe);
+    CHECK_FALSE(f.timed);
+    CHECK(f.streaming);
+  }
+  forced.force(false);
+  CHECK_FALSE(forced.begin_call(4096, 1, 0).streaming);
 }
 
 }  // namespace tutti::testing
