@@ -28,6 +28,17 @@ void wait_for(volatile unsigned long* lines, int index, unsigned long value) {
     if (++spins > kSpinsBeforeYield) sched_yield();
 }
 
+// For counters that may already have moved past `value`.
+void wait_at_least(volatile unsigned long* lines, int index, unsigned long value) {
+  for (int spins = 0; line(lines, index).load(std::memory_order_acquire) < value;)
+    if (++spins > kSpinsBeforeYield) sched_yield();
+}
+
+// The window: three lines (two flags, whatever alignment MPI gave), then
+// per rank its exchange places.
+constexpr size_t kPlacesPerRank = HardwareBounds::kExchangePlaces * HardwareBounds::kMaxExchangeBytes;
+constexpr size_t kWindowBytes = 3 * kLine + 2 * kPlacesPerRank;
+
 }  // namespace
 
 HardwareBounds::HardwareBounds(MPI_Comm world) : world_(world) {
@@ -54,7 +65,7 @@ HardwareBounds::HardwareBounds(MPI_Comm world) : world_(world) {
   int pair_rank = 0;
   MPI_Comm_rank(pair_, &pair_rank);
   void* mine = nullptr;
-  const MPI_Aint bytes = pair_rank == 0 ? static_cast<MPI_Aint>(3 * kLine) : 0;
+  const MPI_Aint bytes = pair_rank == 0 ? static_cast<MPI_Aint>(kWindowBytes) : 0;
   check_mpi(MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, pair_, &mine, &window_),
             "MPI_Win_allocate_shared (bounds)");
   MPI_Aint got = 0;
@@ -64,10 +75,15 @@ HardwareBounds::HardwareBounds(MPI_Comm world) : world_(world) {
   // Two lines of their own, whatever alignment MPI gave the window.
   const uintptr_t at = (reinterpret_cast<uintptr_t>(base) + kLine - 1) & ~uintptr_t{kLine - 1};
   lines_ = reinterpret_cast<volatile unsigned long*>(at);
+  exchange_areas_ = reinterpret_cast<char*>(at + 2 * kLine);
   if (pair_rank == 0) {
     line(lines_, 0).store(0);
     line(lines_, 1).store(0);
   }
+  // Touch this rank's areas and private buffers now, so that no page
+  // fault is timed.
+  std::memset(exchange_areas_ + pair_rank * kPlacesPerRank, 0, kPlacesPerRank);
+  exchange_private_.assign(2 * kMaxExchangeBytes, 1);
   check_mpi(MPI_Barrier(pair_), "MPI_Barrier (bounds)");
 }
 
@@ -97,6 +113,43 @@ std::optional<double> HardwareBounds::round_trip_us(int trips) {
         line(lines_, 1).store(next, std::memory_order_release);
       }
     }
+    if (rank == 0) result = median(us);
+  }
+  check_mpi(MPI_Bcast(&result, 1, MPI_DOUBLE, 0, world_), "MPI_Bcast (bounds)");
+  if (result < 0) return std::nullopt;
+  return result;
+}
+
+std::optional<double> HardwareBounds::exchange_us(size_t bytes, int trips) {
+  int rank = 0;
+  MPI_Comm_rank(world_, &rank);
+  double result = -1;
+  if (pair_ != MPI_COMM_NULL && bytes > 0 && bytes <= kMaxExchangeBytes) {
+    check_mpi(MPI_Barrier(pair_), "MPI_Barrier (bounds)");
+    const int peer = 1 - rank;
+    char* source = exchange_private_.data();
+    char* destination = source + kMaxExchangeBytes;
+    auto area = [this](int owner, unsigned long trip) {
+      return exchange_areas_ + static_cast<size_t>(owner) * kPlacesPerRank +
+             trip % kExchangePlaces * kMaxExchangeBytes;
+    };
+    // The flag lines are the round trip's: both counters are equal between
+    // calls. A rank rewrites a place only after seeing the flag the peer
+    // raised after reading it (the peer is at most one trip ahead or behind).
+    unsigned long next = line(lines_, rank).load(std::memory_order_relaxed);
+    std::vector<double> us;
+    for (int i = 0; i < trips; ++i) {
+      ++next;
+      const double t0 = MPI_Wtime();
+      std::memcpy(area(rank, next), source, bytes);
+      line(lines_, rank).store(next, std::memory_order_release);
+      wait_at_least(lines_, peer, next);
+      std::memcpy(destination, area(peer, next), bytes);
+      us.push_back((MPI_Wtime() - t0) * 1e6);
+    }
+    // Keep the copies from being optimised away.
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    check_mpi(MPI_Barrier(pair_), "MPI_Barrier (bounds)");
     if (rank == 0) result = median(us);
   }
   check_mpi(MPI_Bcast(&result, 1, MPI_DOUBLE, 0, world_), "MPI_Bcast (bounds)");

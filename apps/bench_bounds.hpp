@@ -2,11 +2,20 @@
 // as the collectives it is compared with (these machines change speed from
 // one job to the next, so a bound from another run would mislead).
 //
-// Two bounds:
+// Three bounds:
 // - The round trip of one cache line between ranks 0 and 1: rank 0 writes a
 //   line, rank 1 sees it and writes another, rank 0 sees that. No exchange
 //   of data between two cores can complete faster than the one-way half of
 //   it, so a small allreduce on 2 ranks is judged against it.
+// - For small messages (up to kMaxExchangeBytes), a bare exchange between
+//   ranks 0 and 1: each copies what it hands the other in a 2-rank call of
+//   that size into shared memory, raises a flag, waits for the other's flag
+//   and copies the other's bytes out. The least data motion of such a call
+//   (an allreduce's reduction reads the peer's bytes as this copy does),
+//   with the steps of tutti's shared-memory path and no library around
+//   them: the floor for that path, where the round trip no longer is one.
+//   Each trip writes a new place of kExchangePlaces, as tutti's slots move
+//   from call to call (rewriting lines the peer has just read is slow).
 // - A concurrent copy: every rank memcpy-ing the message size from one
 //   private buffer to another at the same time. allreduce, allgather and
 //   alltoall on one node must read each input byte and write each output
@@ -39,6 +48,14 @@ class HardwareBounds {
   // nullopt where ranks 0 and 1 share no node.
   std::optional<double> round_trip_us(int trips);
 
+  // Largest exchange measured, and the places each rank writes in turn.
+  static constexpr size_t kMaxExchangeBytes = 4096;
+  static constexpr size_t kExchangePlaces = 16;
+  // Collective: the median of `trips` exchanges of `bytes` between ranks 0
+  // and 1, in us, on every rank; nullopt where ranks 0 and 1 share no node
+  // or `bytes` is 0 or above kMaxExchangeBytes.
+  std::optional<double> exchange_us(size_t bytes, int trips);
+
   // Makes buffers for copies of `bytes` (touched, so that no page faults are
   // timed). Local.
   void prepare_copy(size_t bytes);
@@ -51,6 +68,8 @@ class HardwareBounds {
   MPI_Comm pair_ = MPI_COMM_NULL;  // ranks 0 and 1 if they share a node
   MPI_Win window_ = MPI_WIN_NULL;
   volatile unsigned long* lines_ = nullptr;  // two cache lines: 0 -> 1, 1 -> 0
+  char* exchange_areas_ = nullptr;  // per rank, kExchangePlaces of kMaxExchangeBytes
+  std::vector<char> exchange_private_;  // this rank's source, then destination
   std::vector<char> storage_;  // both buffers, each starting a cache line
   char* from_ = nullptr;
   char* to_ = nullptr;

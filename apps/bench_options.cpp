@@ -36,8 +36,12 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
   --bounds             also measure, interleaved the same way, what the hardware
                        allows: every rank memcpy-ing the message size at once
                        (copy_us: the memory traffic of a one-node allreduce,
-                       allgather or alltoall; of_bound = copy_us / time_us) and
-                       a cache-line round trip between ranks 0 and 1 (rtt_us)
+                       allgather or alltoall; of_bound = copy_us / time_us),
+                       a cache-line round trip between ranks 0 and 1 (rtt_us),
+                       and up to 4 KiB, a bare exchange between ranks 0 and 1
+                       through shared memory of what each hands the other in
+                       a 2-rank call (exchange_us: copy in, flag, wait, copy
+                       out; 0 where not measured)
   --memory host|cuda   where the buffers live                              [host]
   --format table|csv|json                                                  [table]
   --soak N             instead of a sweep: N checked calls, each of a random

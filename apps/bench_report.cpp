@@ -25,17 +25,17 @@ void BenchReport::header(const std::string& title) {
       std::printf("#%13s %11s %9s %6s %5s %-20s %11s %10s %10s %7s", "size", "count", "type",
                   "redop", "root", "algorithm", "time(us)", "algbw", "busbw", "#wrong");
       if (compare_mpi_) std::printf(" %11s %10s %8s", "mpi(us)", "mpi_busbw", "speedup");
-      if (bounds_) std::printf(" %10s %8s %8s", "copy(us)", "of_bound", "rtt(us)");
+      if (bounds_) std::printf(" %10s %8s %8s %8s", "copy(us)", "of_bound", "rtt(us)", "xchg(us)");
       std::printf("\n#%13s %11s %9s %6s %5s %-20s %11s %10s %10s %7s", "(B)", "(elements)", "",
                   "", "", "", "", "(GB/s)", "(GB/s)", "");
       if (compare_mpi_) std::printf(" %11s %10s %8s", "", "(GB/s)", "(mpi/us)");
-      if (bounds_) std::printf(" %10s %8s %8s", "", "", "");
+      if (bounds_) std::printf(" %10s %8s %8s %8s", "", "", "", "");
       std::printf("\n");
       break;
     case Format::Csv:
       std::printf("collective,bytes,count,dtype,redop,root,algorithm,time_us,algbw_gbs,busbw_gbs,wrong");
       if (compare_mpi_) std::printf(",mpi_time_us,mpi_busbw_gbs,speedup");
-      if (bounds_) std::printf(",copy_us,of_bound,rtt_us");
+      if (bounds_) std::printf(",copy_us,of_bound,rtt_us,exchange_us");
       std::printf(",error\n");
       break;
     case Format::Json: std::printf("[\n"); break;
@@ -47,6 +47,7 @@ void BenchReport::row(const BenchRow& r) {
   busbws_.push_back(r.busbw);
   const double speedup = r.mpi_time_us && r.time_us > 0 ? *r.mpi_time_us / r.time_us : 0;
   const double copy = r.copy_us.value_or(0), rtt = r.round_trip_us.value_or(0);
+  const double exchange = r.exchange_us.value_or(0);  // 0: not measured at this size
   const double of_bound = r.copy_us && r.time_us > 0 ? *r.copy_us / r.time_us : 0;
   switch (format_) {
     case Format::Table: {
@@ -57,7 +58,7 @@ void BenchReport::row(const BenchRow& r) {
                   r.algbw, r.busbw, wrong.c_str());
       if (compare_mpi_ && r.mpi_time_us)
         std::printf(" %11.2f %10.3f %8.2f", *r.mpi_time_us, *r.mpi_busbw, speedup);
-      if (bounds_) std::printf(" %10.2f %8.3f %8.3f", copy, of_bound, rtt);
+      if (bounds_) std::printf(" %10.2f %8.3f %8.3f %8.3f", copy, of_bound, rtt, exchange);
       if (!r.error.empty()) std::printf("  ERROR: %s", r.error.c_str());
       std::printf("\n");
       break;
@@ -69,7 +70,7 @@ void BenchReport::row(const BenchRow& r) {
                   r.wrong);
       if (compare_mpi_)
         std::printf(",%.3f,%.4f,%.3f", r.mpi_time_us.value_or(0), r.mpi_busbw.value_or(0), speedup);
-      if (bounds_) std::printf(",%.3f,%.4f,%.4f", copy, of_bound, rtt);
+      if (bounds_) std::printf(",%.3f,%.4f,%.4f,%.4f", copy, of_bound, rtt, exchange);
       std::printf(",\"%s\"\n", r.error.c_str());
       break;
     case Format::Json:
@@ -84,8 +85,8 @@ void BenchReport::row(const BenchRow& r) {
         std::printf(", \"mpi_time_us\": %.3f, \"mpi_busbw_gbs\": %.4f, \"speedup\": %.3f",
                     *r.mpi_time_us, *r.mpi_busbw, speedup);
       if (bounds_)
-        std::printf(", \"copy_us\": %.3f, \"of_bound\": %.4f, \"rtt_us\": %.4f", copy, of_bound,
-                    rtt);
+        std::printf(", \"copy_us\": %.3f, \"of_bound\": %.4f, \"rtt_us\": %.4f, \"exchange_us\": %.4f",
+                    copy, of_bound, rtt, exchange);
       if (!r.error.empty()) std::printf(", \"error\": \"%s\"", r.error.c_str());
       std::printf("}");
       first_json_ = false;

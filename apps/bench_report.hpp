@@ -24,6 +24,7 @@ struct BenchRow {
   std::optional<double> mpi_time_us, mpi_busbw;
   std::optional<double> copy_us;        // --bounds: every rank copying `bytes` at once
   std::optional<double> round_trip_us;  // --bounds: ranks 0 and 1, one cache line
+  std::optional<double> exchange_us;    // --bounds: ranks 0 and 1 swap what a 2-rank call hands over
   std::string error;            // non-empty if the call failed
 };
 

@@ -56,6 +56,20 @@ struct UniformV {
 // Cache-line round trips per row with --bounds: enough for a stable median,
 // a fraction of a millisecond.
 constexpr int kRoundTrips = 1000;
+// Exchanges per row with --bounds (up to 4 KiB each).
+constexpr int kExchangeTrips = 1000;
+
+// What each rank of a 2-rank call of `coll` on `bytes` hands the other:
+// the whole vector for allreduce (and the root's for bcast and reduce), one
+// of the two blocks for the others.
+size_t bytes_handed_over(Collective coll, size_t bytes) {
+  switch (coll) {
+    case Collective::Allreduce:
+    case Collective::Bcast:
+    case Collective::Reduce: return bytes;
+    default: return bytes / 2;
+  }
+}
 
 BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64_t bytes,
                   uint64_t seed, HardwareBounds* bounds) {
@@ -150,6 +164,8 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
   if (bounds) {
     row.copy_us = slowest_median_us(copy_s);
     row.round_trip_us = bounds->round_trip_us(kRoundTrips);
+    const size_t handed = bytes_handed_over(coll, row.bytes);
+    row.exchange_us = bounds->exchange_us(handed, kExchangeTrips);
   }
 
   if (o.check) {
