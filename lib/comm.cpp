@@ -183,7 +183,7 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args, Plan& uncached) {
       ++stats_.schedule_builds;
       plan.schedule = std::make_shared<const Schedule>(b.finish());
       plan.direct = d.algorithm->run_direct && node_memory_ && args.memory == MemoryType::Host &&
-                    d.algorithm->direct_applies(with_params, size_);
+                    d.algorithm->direct_applies(with_params, *plan.schedule, size_);
       if (plan.direct)
         direct_scratch_.resize(std::max(direct_scratch_.size(),
                                         kDirectScratchPerRank * static_cast<size_t>(size_)));
@@ -482,7 +482,7 @@ Status Comm::run_direct(const CollArgs& args, const Plan& plan, const OpLabel& l
                         const void* in, void* out) {
   const uint64_t trace = recorder_ ? recorder_->started(label, message_bytes(args, size_)) : 0;
   DirectWait wait(*this, label);
-  const DirectCall call{args, plan.params, in, out, rank_, size_, node_memory_->port(),
+  const DirectCall call{args, plan.params, *plan.schedule, in, out, rank_, size_, node_memory_->port(),
                         direct_scratch_.data(), wait};
   const bool ok = plan.algorithm->run_direct(call);
   record_end(trace, ok ? TUTTI_SUCCESS : wait.status, wait.message);

@@ -14,6 +14,7 @@
 #include <cstddef>
 
 #include "coll_args.hpp"
+#include "schedule.hpp"
 #include "shared_segment.hpp"
 
 namespace tutti {
@@ -33,6 +34,7 @@ class FlagWait {
 struct DirectCall {
   const CollArgs& args;  // as the user called (args.params not set)
   const AlgoParams& params;  // the tuning's
+  const Schedule& schedule;  // what the engine would run instead (its slot layout)
   const void* input;     // in place: the output
   void* output;
   int rank, nranks;

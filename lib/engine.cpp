@@ -29,13 +29,12 @@ ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> s
     finished_ = true;
   } else if (schedule_->shm_chunks > 0) {
     half_bytes_ = bufs_.shared->half_bytes();
-    swap_halves_ = bufs_.shared->take_parity(schedule_->shm_chunks);
-    const SlotWrites::CallMode mode = bufs_.shared->slot_writes().begin_call(
-        schedule_->slot_area_bytes, schedule_->shm_chunks, swap_halves_ ? 1 : 0);
-    stream_slot_writes_ = mode.streaming;
-    probe_slot_writes_ = mode.timed;
-    slide_ = bufs_.shared->take_slide(schedule_->slot_area_bytes, schedule_->shm_chunks,
-                                      swap_halves_ ? 1 : 0, mode.probe);
+    const SharedPort::SlotCall call =
+        bufs_.shared->begin_slot_call(schedule_->slot_area_bytes, schedule_->shm_chunks);
+    swap_halves_ = call.swap_halves;
+    stream_slot_writes_ = call.mode.streaming;
+    probe_slot_writes_ = call.mode.timed;
+    slide_ = call.slide;
   }
 }
 

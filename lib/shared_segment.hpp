@@ -171,6 +171,25 @@ class SharedPort {
     last = (slides_++ % regions) * step;
     return last;
   }
+  // Everything a call through the slots takes from the port, in the one
+  // order every path must follow (the engine's ScheduleRun and the direct
+  // runs), for a schedule of `chunks` chunks whose slots span `area` bytes:
+  // whether its halves swap (take_parity), how its slot writes run
+  // (SlotWrites::begin_call) and where in the half its slots start
+  // (take_slide).
+  struct SlotCall {
+    bool swap_halves = false;
+    SlotWrites::CallMode mode;
+    size_t slide = 0;
+  };
+  SlotCall begin_slot_call(size_t area, uint32_t chunks) {
+    SlotCall call;
+    call.swap_halves = take_parity(chunks);
+    const int half = call.swap_halves ? 1 : 0;
+    call.mode = slot_writes_.begin_call(area, chunks, half);
+    call.slide = take_slide(area, chunks, half, call.mode.probe);
+    return call;
+  }
   // Whether the next signal to `peer` may be sent: `peer` took the signal
   // that last used its line. Reads the peer's acknowledgement only when
   // what is known of it does not suffice.

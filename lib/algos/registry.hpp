@@ -28,8 +28,9 @@ struct Algorithm {
   // Appends this rank's steps. Null for "mpi": the MPI library's own collective.
   void (*build)(ScheduleBuilder& b);
   // Optional (direct_call.hpp): whether a blocking call of `args` (params
-  // set) on `nranks` ranks may run directly, and the run; true on success.
-  bool (*direct_applies)(const CollArgs& args, int nranks) = nullptr;
+  // set) on `nranks` ranks, whose schedule is `schedule`, may run
+  // directly, and the run; true on success.
+  bool (*direct_applies)(const CollArgs& args, const Schedule& schedule, int nranks) = nullptr;
   bool (*run_direct)(const DirectCall& call) = nullptr;
 
   bool is_mpi() const { return build == nullptr; }

@@ -41,7 +41,7 @@ void direct_reduce_in_rank_order(const DirectCall& c, void* dst, Value value) {
 }
 
 // The calls small enough for the flag lines, on more than one rank.
-inline bool direct_fits(const CollArgs& a, int nranks) {
+inline bool direct_fits(const CollArgs& a, const Schedule&, int nranks) {
   return nranks > 1 && a.count > 0 && shm_fits_inline(a.count * a.elem_size(), nranks);
 }
 

@@ -58,17 +58,26 @@ TEST_CASE("several non-blocking collectives in flight, completed in any order", 
 
 // A blocking call small enough for the shm allreduce's direct run
 // (direct_call.hpp) and a non-blocking one (the engine) follow the same flag
-// protocol: here each rank picks its path per call at random, so ranks
-// running the same call on different paths meet, in both orders, with
-// calls of 0 to 48 bytes in a row reusing the flag lines (and, one call in
-// five, a vector of 384 bytes, the most a signal carries: 8 lines).
+// protocol and slot places: here each rank picks its path per call at
+// random, so ranks running the same call on different paths meet, in both
+// orders. Blocks of ten calls take turns: 0 to 48 bytes reusing the flag
+// lines (and, one call in five, 384 bytes, the most a signal carries: 8
+// lines), then one size through the slots (388 bytes, just above the
+// lines; 1 KiB; 4092 bytes, just below the direct runs' limit; 4096, the
+// engine's alone), long enough for the slots to move and for probe calls.
 TEST_CASE("small allreduces meet whether a rank runs them directly or through the engine", "[api]") {
   const int p = world_size(), me = world_rank();
   std::mt19937_64 next(static_cast<uint64_t>(me) + 1);  // each rank its own path choices
+  auto size_of = [](int call) -> size_t {  // the same on every rank
+    const int block = call / 10;
+    if (block % 2 == 0) return call % 5 == 4 ? 96 : static_cast<size_t>(call % 13);
+    static const size_t through_slots[] = {97, 256, 1023, 1024};
+    return through_slots[(block / 2) % 4];
+  };
   bool ok = true;
   int mismatch_call = -1;
-  for (int call = 0; call < 400; ++call) {
-    const size_t n = call % 5 == 4 ? 96 : static_cast<size_t>(call % 13);  // same on every rank
+  for (int call = 0; call < 640; ++call) {
+    const size_t n = size_of(call);
     const bool in_place = call % 5 == 0;
     std::vector<int32_t> in(n), out(n, -7);
     for (size_t i = 0; i < n; ++i) in[i] = me * 1000 + call + static_cast<int32_t>(i);
