@@ -17,7 +17,7 @@
 //             synchronisation and one transfer's time per peer; scratch P x n.
 //             A blocking call this small runs directly (direct_call.hpp):
 //             the same steps without the engine; so does one of a single
-//             chunk below kDirectSlotsBelow bytes, through the slots.
+//             chunk below kDirectSlotsBelow (4 KiB), through the slots.
 //   Best on few ranks per node; every rank reduces the whole vector, so
 //   the work grows with P.
 #include <cstring>
@@ -63,20 +63,6 @@ void build(ScheduleBuilder& b) {
   }
 }
 
-// Blocking calls of one chunk below this size run directly through the
-// slots as well. Why: at 1 KiB on 2 ranks the engine's path took 0.41-0.46
-// us where a bare exchange of the same bytes through shared memory (copy
-// in, flag, wait, copy out; tutti-bench --bounds, xchg) took 0.18-0.23
-// (docs/PERFORMANCE.md, "Small messages through the slots, directly").
-// From 4 KiB the engine may stream its slot writes (engine.cpp), which the
-// direct run does not do.
-constexpr size_t kDirectSlotsBelow = 4096;
-
-bool direct_applies(const CollArgs& a, const Schedule& schedule, int nranks) {
-  if (direct_fits(a, schedule, nranks)) return true;
-  return nranks > 1 && schedule.shm_chunks == 1 && a.count * a.elem_size() < kDirectSlotsBelow;
-}
-
 // A blocking call that fits the flag lines runs directly (direct_call.hpp):
 // build_inline's steps, in its order, without the engine.
 bool run_direct_inline(const DirectCall& c, size_t n) {
@@ -92,21 +78,12 @@ bool run_direct_inline(const DirectCall& c, size_t n) {
 }
 
 // A blocking call of one chunk: build's steps, in its order, in the slots
-// the engine would use (SharedPort::begin_slot_call: the same parity, place
-// and probe turn), with no stream and no timed copy (neither applies below
-// kDirectSlotsBelow).
+// the engine would use.
 bool run_direct_slots(const DirectCall& c, size_t n) {
-  const size_t area = c.schedule.slot_area_bytes;
-  const size_t slot = area / static_cast<size_t>(c.nranks);
-  const SharedPort::SlotCall call = c.port.begin_slot_call(area, 1);
-  char* slots = c.port.segment().data() + (call.swap_halves ? c.port.half_bytes() : 0) + call.slide;
-  auto at = [&](int q) { return slots + static_cast<size_t>(q) * slot; };
-  std::memcpy(at(c.rank), c.input, n);
-  for (int q = 0; q < c.nranks; ++q)
-    if (q != c.rank && !direct_signal(c, q, nullptr, 0)) return false;
-  for (int q = 0; q < c.nranks; ++q)
-    if (q != c.rank && !direct_wait(c, q, nullptr, 0)) return false;
-  direct_reduce_in_rank_order(c, c.output, at);
+  const DirectSlots slots(c);
+  std::memcpy(slots.at(c.rank), c.input, n);
+  if (!direct_sync_all(c)) return false;
+  direct_reduce_in_rank_order(c, c.output, [&](int q) { return slots.at(q); });
   return true;
 }
 
@@ -120,6 +97,6 @@ bool run_direct(const DirectCall& c) {
 extern const Algorithm kAllreduceShm{
     "shm", Collective::Allreduce,
     "single node: ranks stage chunks in shared memory and each reduces all of them",
-    refuse, build, direct_applies, run_direct};
+    refuse, build, direct_fits_or_one_slot, run_direct};
 
 }  // namespace tutti::algos

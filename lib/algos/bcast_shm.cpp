@@ -10,7 +10,11 @@
 //             ranks) goes from the root in the flag lines (shm_common.hpp),
 //             one way: the root signals, the others wait for it; no slots,
 //             no reply. A blocking call this small runs directly
-//             (direct_call.hpp): the same signals without the engine.
+//             (direct_call.hpp): the same signals without the engine; so
+//             does one of a single chunk below kDirectSlotsBelow (4 KiB),
+//             through the slots.
+#include <cstring>
+
 #include "algos/shm_common.hpp"
 #include "algos/shm_direct.hpp"
 
@@ -46,8 +50,7 @@ void build(ScheduleBuilder& b) {
 }
 
 // build's inline steps, in their order, without the engine.
-bool run_direct(const DirectCall& c) {
-  const size_t n = c.args.count * c.args.elem_size();
+bool run_direct_inline(const DirectCall& c, size_t n) {
   const int root = c.args.root;
   if (c.rank != root) return direct_wait(c, root, c.output, n);
   for (int q = 0; q < c.nranks; ++q)
@@ -55,10 +58,26 @@ bool run_direct(const DirectCall& c) {
   return true;
 }
 
+// A blocking call of one chunk: build's steps, in its order, in the slots
+// the engine would use.
+bool run_direct_slots(const DirectCall& c, size_t n) {
+  const DirectSlots slots(c);
+  const int root = c.args.root;
+  if (c.rank == root) std::memcpy(slots.at(root), c.output, n);
+  if (!direct_sync_all(c)) return false;
+  if (c.rank != root) std::memcpy(c.output, slots.at(root), n);
+  return true;
+}
+
+bool run_direct(const DirectCall& c) {
+  const size_t n = c.args.count * c.args.elem_size();
+  return c.schedule.shm_chunks == 0 ? run_direct_inline(c, n) : run_direct_slots(c, n);
+}
+
 }  // namespace
 
 extern const Algorithm kBcastShm{
     "shm", Collective::Bcast, "single node: the root stages chunks in shared memory, all copy them out",
-    refuse, build, direct_fits, run_direct};
+    refuse, build, direct_fits_or_one_slot, run_direct};
 
 }  // namespace tutti::algos

@@ -13,7 +13,8 @@
 //             one way: the others signal and return, the root waits for
 //             them all; scratch P x n at the root. A blocking call this
 //             small runs directly (direct_call.hpp): the same steps
-//             without the engine.
+//             without the engine; so does one of a single chunk below
+//             kDirectSlotsBelow (4 KiB), through the slots.
 #include <cstring>
 
 #include "algos/shm_common.hpp"
@@ -63,8 +64,7 @@ void build(ScheduleBuilder& b) {
 }
 
 // build_inline's steps, in its order, without the engine.
-bool run_direct(const DirectCall& c) {
-  const size_t n = c.args.count * c.args.elem_size();
+bool run_direct_inline(const DirectCall& c, size_t n) {
   const int root = c.args.root;
   if (c.rank != root) return direct_signal(c, root, c.input, n);
   char* values = static_cast<char*>(c.scratch);
@@ -76,10 +76,26 @@ bool run_direct(const DirectCall& c) {
   return true;
 }
 
+// A blocking call of one chunk: build's steps, in its order, in the slots
+// the engine would use.
+bool run_direct_slots(const DirectCall& c, size_t n) {
+  const DirectSlots slots(c);
+  std::memcpy(slots.at(c.rank), c.input, n);
+  if (!direct_sync_all(c)) return false;
+  if (c.rank == c.args.root)
+    direct_reduce_in_rank_order(c, c.output, [&](int q) { return slots.at(q); });
+  return true;
+}
+
+bool run_direct(const DirectCall& c) {
+  const size_t n = c.args.count * c.args.elem_size();
+  return c.schedule.shm_chunks == 0 ? run_direct_inline(c, n) : run_direct_slots(c, n);
+}
+
 }  // namespace
 
 extern const Algorithm kReduceShm{
     "shm", Collective::Reduce, "single node: ranks stage chunks in shared memory, the root reduces them",
-    refuse, build, direct_fits, run_direct};
+    refuse, build, direct_fits_or_one_slot, run_direct};
 
 }  // namespace tutti::algos

@@ -45,4 +45,48 @@ inline bool direct_fits(const CollArgs& a, const Schedule&, int nranks) {
   return nranks > 1 && a.count > 0 && shm_fits_inline(a.count * a.elem_size(), nranks);
 }
 
+// Blocking calls of one chunk through the slots below this size run
+// directly too. Why: at 1 KiB on 2 ranks the engine's path took 0.33-0.39
+// us where a bare exchange of the same bytes through shared memory (copy
+// in, flag, wait, copy out; tutti-bench --bounds, xchg) took 0.16-0.18
+// (docs/PERFORMANCE.md, "Small messages through the slots, directly"). From
+// 4 KiB the engine may stream its slot writes (engine.cpp) and, from 16
+// KiB, time them in probes; direct runs do neither.
+inline constexpr size_t kDirectSlotsBelow = 4096;
+
+// The calls that fit the flag lines, or one chunk of the slots below
+// kDirectSlotsBelow.
+inline bool direct_fits_or_one_slot(const CollArgs& a, const Schedule& schedule, int nranks) {
+  if (direct_fits(a, schedule, nranks)) return true;
+  return nranks > 1 && schedule.shm_chunks == 1 && a.count * a.elem_size() < kDirectSlotsBelow;
+}
+
+// The slots of a blocking call of one chunk, where the engine would put
+// them for this call: SharedPort::begin_slot_call takes the same parity,
+// probe turn and place (so it must be called exactly once per such call).
+// Each rank's slot is slot_area_bytes / P, in rank order, as
+// ShmSlots::at(0, q) of the schedule.
+class DirectSlots {
+ public:
+  explicit DirectSlots(const DirectCall& c)
+      : slot_(c.schedule.slot_area_bytes / static_cast<size_t>(c.nranks)) {
+    const SharedPort::SlotCall call = c.port.begin_slot_call(c.schedule.slot_area_bytes, 1);
+    base_ = c.port.segment().data() + (call.swap_halves ? c.port.half_bytes() : 0) + call.slide;
+  }
+  char* at(int rank) const { return base_ + static_cast<size_t>(rank) * slot_; }
+
+ private:
+  size_t slot_;
+  char* base_ = nullptr;
+};
+
+// As append_shm_sync_all: signal every peer, then wait for every peer.
+inline bool direct_sync_all(const DirectCall& c) {
+  for (int q = 0; q < c.nranks; ++q)
+    if (q != c.rank && !direct_signal(c, q, nullptr, 0)) return false;
+  for (int q = 0; q < c.nranks; ++q)
+    if (q != c.rank && !direct_wait(c, q, nullptr, 0)) return false;
+  return true;
+}
+
 }  // namespace tutti::algos

@@ -103,17 +103,25 @@ TEST_CASE("small allreduces meet whether a rank runs them directly or through th
 
 // The rooted one-way calls: the root's bcast signals and the others'
 // reduce signals are not answered, so a sender may run up to two calls
-// ahead of a receiver, whichever path each takes.
+// ahead of a receiver, whichever path each takes. Blocks of twelve calls
+// take turns, as in the allreduce test above: sizes for the flag lines,
+// then one size through the slots (388 bytes to 4 KiB).
 TEST_CASE("small bcasts and reduces meet whether a rank runs them directly or through the engine",
           "[api]") {
   const int p = world_size(), me = world_rank();
   std::mt19937_64 next(static_cast<uint64_t>(me) + 101);  // each rank its own path choices
   bool ok = true;
   int mismatch_call = -1;
-  for (int call = 0; call < 600; ++call) {
+  auto size_of = [](int call) -> size_t {
+    const int block = call / 12;
+    if (block % 2 == 0) return call % 7 == 6 ? 96 : static_cast<size_t>(call % 11);
+    static const size_t through_slots[] = {97, 256, 1023, 1024};
+    return through_slots[(block / 2) % 4];
+  };
+  for (int call = 0; call < 768; ++call) {
     // The same on every rank: collective, size, root, in place.
     const bool is_bcast = call % 3 != 1;
-    const size_t n = call % 7 == 6 ? 96 : static_cast<size_t>(call % 11);
+    const size_t n = size_of(call);
     const int root = (call / 2) % p;
     const bool in_place = !is_bcast && me == root && call % 4 == 0;
     std::vector<int32_t> in(n), out(n, -7);
