@@ -30,7 +30,7 @@ void build(ScheduleBuilder& b) {
   if (p == 1 || n == 0) return;
   if (shm_fits_inline(n, p)) {
     // One way: the root's signals carry the vector and nobody answers (the
-    // flag lines' acknowledgements keep the root at most two calls ahead).
+    // flag lines' acknowledgements keep the root at most signal_groups calls ahead).
     if (r == a.root) {
       for (int q = 0; q < p; ++q)
         if (q != r) b.shm_signal(q, output(), n);

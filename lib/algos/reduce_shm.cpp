@@ -26,7 +26,7 @@ namespace {
 Refusal refuse(const CollArgs& a, const Topology& topo) { return refuse_shm(a, topo, 1); }
 
 // The vectors travel to the root only, and nobody answers (the flag lines'
-// acknowledgements keep a sender at most two calls ahead).
+// acknowledgements keep a sender at most signal_groups calls ahead).
 void build_inline(ScheduleBuilder& b, size_t n) {
   const int p = b.nranks(), r = b.rank(), root = b.args().root;
   if (r != root) {

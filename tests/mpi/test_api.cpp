@@ -102,7 +102,7 @@ TEST_CASE("small allreduces meet whether a rank runs them directly or through th
 }
 
 // The rooted one-way calls: the root's bcast signals and the others'
-// reduce signals are not answered, so a sender may run up to two calls
+// reduce signals are not answered, so a sender may run up to four calls
 // ahead of a receiver, whichever path each takes. Blocks of twelve calls
 // take turns, as in the allreduce test above: sizes for the flag lines,
 // then one size through the slots (388 bytes to 4 KiB).

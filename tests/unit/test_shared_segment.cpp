@@ -27,22 +27,29 @@ uint64_t take_value(SharedPort& port, int peer) {
 
 }  // namespace
 
-TEST_CASE("a sender runs at most two signals ahead of its receiver", "[schedule]") {
+TEST_CASE("a sender runs at most signal_groups signals ahead of its receiver", "[schedule]") {
   TwoRanks job;
-  for (uint64_t v : {11, 12}) {
+  const uint64_t groups = static_cast<uint64_t>(SharedSegment::signal_groups(2));
+  REQUIRE(groups == 4);
+  CHECK(SharedSegment::signal_groups(SharedSegment::kWideCarryMaxRanks + 1) == 2);
+  for (uint64_t v = 1; v <= groups; ++v) {
     REQUIRE(job.a.can_signal(1));
     job.a.signal(1, &v, sizeof v);
   }
-  // Signal 3 would overwrite signal 1's line, which rank 1 has not read.
+  // Signal groups + 1 would overwrite signal 1's lines, which rank 1 has
+  // not read.
   CHECK_FALSE(job.a.can_signal(1));
-  CHECK(take_value(job.b, 0) == 11);
+  CHECK(take_value(job.b, 0) == 1);
   REQUIRE(job.a.can_signal(1));
-  const uint64_t v = 13;
+  const uint64_t v = groups + 1;
   job.a.signal(1, &v, sizeof v);
   CHECK_FALSE(job.a.can_signal(1));
-  CHECK(take_value(job.b, 0) == 12);
-  CHECK(take_value(job.b, 0) == 13);
+  for (uint64_t want = 2; want <= groups + 1; ++want) CHECK(take_value(job.b, 0) == want);
   CHECK_FALSE(job.b.arrived(0));
+  // Every group has its own lines.
+  for (uint64_t n = 1; n <= groups; ++n)
+    for (uint64_t m = n + 1; m <= groups; ++m) CHECK(job.segment.line(1, 0, n) != job.segment.line(1, 0, m));
+  CHECK(job.segment.line(1, 0, 1) == job.segment.line(1, 0, 1 + groups));
 }
 
 TEST_CASE("a signal carries up to carry_bytes over several lines, each with its counter", "[schedule]") {
@@ -76,14 +83,13 @@ TEST_CASE("a signal carries up to carry_bytes over several lines, each with its 
 
 TEST_CASE("a signal tells its receiver how many of its signals were taken", "[schedule]") {
   TwoRanks job;
-  // Rank 1 signals rank 0 twice and is blocked; rank 0 takes both and
+  // Rank 1 signals rank 0 until it is blocked; rank 0 takes them all and
   // answers once. The answer carries the news: rank 1 may signal again
   // (its acknowledgement row says so too, but the flag line is enough).
-  job.b.signal(0);
-  job.b.signal(0);
+  const int groups = SharedSegment::signal_groups(2);
+  for (int i = 0; i < groups; ++i) job.b.signal(0);
   CHECK_FALSE(job.b.can_signal(0));
-  take_value(job.a, 1);
-  take_value(job.a, 1);
+  for (int i = 0; i < groups; ++i) take_value(job.a, 1);
   job.segment.ack(0, 1).store(0);  // hide the acknowledgement row
   job.a.signal(1);
   CHECK_FALSE(job.b.can_signal(0));  // not taken yet: no news
