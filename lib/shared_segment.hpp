@@ -50,10 +50,11 @@ class SharedSegment {
   static constexpr size_t kLinePayload = kCacheLine - 2 * sizeof(uint64_t);
   // Up to this many ranks, a signal may fill kWideCarryLines lines (384
   // bytes); on more, one line (the lines grow with the square of the
-  // ranks: 512 KiB at 16, with 4 signal groups). Measured on 2 ranks (docs/PERFORMANCE.md, "Small
-  // vectors in the flag lines"): 64-312 byte allreduces take 0.6-0.85 of
-  // their time through the slots; at 512 bytes it is even, and at 1 KiB
-  // (22 lines) 1.5x slower, so the lines stop at 384 bytes.
+  // ranks: 512 KiB at 16, with 4 signal groups). Measured on 2 ranks
+  // (docs/PERFORMANCE.md, "Small vectors in the flag lines"): 64-312 byte
+  // allreduces take 0.6-0.85 of their time through the slots; at 512 bytes
+  // it is even, and at 1 KiB (22 lines) 1.5x slower, so the lines stop at
+  // 384 bytes.
   static constexpr int kWideCarryMaxRanks = 16;
   static constexpr size_t kWideCarryLines = 8;
   static size_t carry_lines(int nranks) {
