@@ -62,10 +62,12 @@ class SharedSegment {
   }
   // Signals a sender may run ahead of its receiver: 4 on up to
   // kWideCarryMaxRanks ranks, else 2 (the lines grow with the square of
-  // the ranks). Why 4: with 2, back-to-back small bcasts and reduces waited
-  // for an acknowledgement every second call, and with the cores far apart
-  // (a 0.5 us round trip) took 0.28-0.31 us per call against Open MPI's
-  // 0.19 (docs/PERFORMANCE.md, "Four signals in flight").
+  // the ranks). Why 4: with the cores far apart (a 0.5 us round trip),
+  // back-to-back small bcasts and reduces took 0.28-0.30 us per call
+  // against Open MPI's 0.15-0.27; with 4 groups and the receiver asking
+  // for the next signal's lines early (take), 0.16-0.18. Either alone did
+  // not help (docs/PERFORMANCE.md, "Four signals in flight, and the next
+  // one asked for early").
   static constexpr int kWideSignalGroups = 4;
   static int signal_groups(int nranks) { return nranks <= kWideCarryMaxRanks ? kWideSignalGroups : 2; }
   // The most data one signal carries on `nranks` ranks.
