@@ -5,16 +5,16 @@
 //
 // Each ordered pair of ranks (to, from) has G = signal_groups(nranks)
 // groups of flag lines, written only by `from`: the n-th signal from `from`
-// to `to` goes to group n % G. It may carry data (small collectives send their whole vector this
-// way, so it arrives with the flag): up to kLinePayload bytes in each line
-// of the group, as many lines as the data needs (at least one, at most
-// carry_lines(nranks)). Each line gets its share of the data, then n in its
-// counter (release). `to`'s n-th wait for `from` returns once the counters
-// of all those lines reach n (acquire): everything `from` wrote before
-// signalling is visible, the data included. Every line carries its own
-// counter (as in NCCL's LL protocols) so that the receiver polls all of
-// them at once: the lines come over in parallel, in one transfer's time,
-// instead of a flag first and then the data.
+// to `to` goes to group n % G. It may carry data (small collectives send
+// their whole vector this way, so it arrives with the flag): up to
+// kLinePayload bytes in each line of the group, as many lines as the data
+// needs (at least one, at most carry_lines(nranks)). Each line gets its
+// share of the data, then n in its counter (release). `to`'s n-th wait for
+// `from` returns once the counters of all those lines reach n (acquire):
+// everything `from` wrote before signalling is visible, the data included.
+// Every line carries its own counter (as in NCCL's LL protocols) so that
+// the receiver polls all of them at once: the lines come over in parallel,
+// in one transfer's time, instead of a flag first and then the data.
 //
 // Group n % G is written again by signal n + G, so `to` acknowledges: after
 // copying out signal n's data it stores n in its acknowledgement counter
@@ -69,7 +69,9 @@ class SharedSegment {
   // not help (docs/PERFORMANCE.md, "Four signals in flight, and the next
   // one asked for early").
   static constexpr int kWideSignalGroups = 4;
-  static int signal_groups(int nranks) { return nranks <= kWideCarryMaxRanks ? kWideSignalGroups : 2; }
+  static int signal_groups(int nranks) {
+    return nranks <= kWideCarryMaxRanks ? kWideSignalGroups : 2;
+  }
   // The most data one signal carries on `nranks` ranks.
   static size_t carry_bytes(int nranks) { return carry_lines(nranks) * kLinePayload; }
   // Lines a signal carrying `bytes` fills.
@@ -86,7 +88,8 @@ class SharedSegment {
   // A view over `total_bytes` of zero-initialised shared memory at `base`.
   SharedSegment(void* base, size_t total_bytes, int nranks)
       : base_(static_cast<char*>(base)), total_(total_bytes), nranks_(nranks),
-        carry_lines_(carry_lines(nranks)), groups_(static_cast<uint64_t>(signal_groups(nranks))) {}
+        carry_lines_(carry_lines(nranks)),
+        groups_(static_cast<uint64_t>(signal_groups(nranks))) {}
 
   char* data() const { return base_ + flag_bytes(nranks_); }
   size_t data_bytes() const {
