@@ -23,12 +23,8 @@ std::atomic_ref<unsigned long> line(volatile unsigned long* lines, int index) {
       *const_cast<unsigned long*>(lines + index * (kLine / sizeof(unsigned long))));
 }
 
-void wait_for(volatile unsigned long* lines, int index, unsigned long value) {
-  for (int spins = 0; line(lines, index).load(std::memory_order_acquire) != value;)
-    if (++spins > kSpinsBeforeYield) sched_yield();
-}
-
-// For counters that may already have moved past `value`.
+// The lines hold counters that only grow; the other rank's may already have
+// moved past `value` (in an exchange it can be one trip ahead).
 void wait_at_least(volatile unsigned long* lines, int index, unsigned long value) {
   for (int spins = 0; line(lines, index).load(std::memory_order_acquire) < value;)
     if (++spins > kSpinsBeforeYield) sched_yield();
@@ -106,10 +102,10 @@ std::optional<double> HardwareBounds::round_trip_us(int trips) {
       if (rank == 0) {
         const double t0 = MPI_Wtime();
         line(lines_, 0).store(next, std::memory_order_release);
-        wait_for(lines_, 1, next);
+        wait_at_least(lines_, 1, next);
         us.push_back((MPI_Wtime() - t0) * 1e6);
       } else {
-        wait_for(lines_, 0, next);
+        wait_at_least(lines_, 0, next);
         line(lines_, 1).store(next, std::memory_order_release);
       }
     }

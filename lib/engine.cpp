@@ -7,12 +7,6 @@
 #include "memory.hpp"
 
 namespace tutti {
-namespace {
-
-// Below this a slot copy is a few lines, read while still in flight.
-constexpr size_t kMinStreamingBytes = 4096;
-
-}  // namespace
 
 ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> schedule,
                          const Buffers& bufs, uint32_t seq)
@@ -89,8 +83,8 @@ void ScheduleRun::run_local(const Step& s) {
   const Schedule& sched = *schedule_;
   switch (s.kind) {
     case StepKind::Copy:
-      if (s.dst.kind == BufKind::Shared && stream_slot_writes_ && s.bytes >= kMinStreamingBytes &&
-          memory(s.src) == MemoryType::Host)
+      if (s.dst.kind == BufKind::Shared && stream_slot_writes_ &&
+          s.bytes >= SlotWrites::kMinStreamingBytes && memory(s.src) == MemoryType::Host)
         host_copy_streaming(address(s.dst), address(s.src), s.bytes);
       else
         local_copy(address(s.dst), memory(s.dst), address(s.src), memory(s.src), s.bytes);

@@ -59,6 +59,9 @@ class SlotWrites {
   // Copies shorter than this are not timed (the clock would dominate:
   // reading it costs about 20 ns, a 16 KiB copy in cache about 500).
   static constexpr size_t kMinTimedBytes = 16 * 1024;
+  // Slot copies shorter than this are never streamed: they are a few
+  // lines, read while still in flight.
+  static constexpr size_t kMinStreamingBytes = 4096;
 
   // TUTTI_SHM_STREAM: a fixed choice, or nullopt for the automatic one.
   // A fixed choice still takes the probes' places (below), so that ranks

@@ -49,10 +49,12 @@ inline bool direct_fits(const CollArgs& a, const Schedule&, int nranks) {
 // directly too. Why: at 1 KiB on 2 ranks the engine's path took 0.33-0.39
 // us where a bare exchange of the same bytes through shared memory (copy
 // in, flag, wait, copy out; tutti-bench --bounds, xchg) took 0.16-0.18
-// (docs/PERFORMANCE.md, "Small messages through the slots, directly"). From
-// 4 KiB the engine may stream its slot writes (engine.cpp) and, from 16
-// KiB, time them in probes; direct runs do neither.
-inline constexpr size_t kDirectSlotsBelow = 4096;
+// (docs/PERFORMANCE.md, "Small messages through the slots, directly"). The
+// limit is where the engine may start streaming its slot writes (and below
+// SlotWrites::kMinTimedBytes, where probes time them): direct runs do
+// neither, so below it they write the slots exactly as the engine does.
+inline constexpr size_t kDirectSlotsBelow = SlotWrites::kMinStreamingBytes;
+static_assert(kDirectSlotsBelow <= SlotWrites::kMinTimedBytes);
 
 // The calls that fit the flag lines, or one chunk of the slots below
 // kDirectSlotsBelow.
@@ -70,7 +72,8 @@ class DirectSlots {
  public:
   explicit DirectSlots(const DirectCall& c)
       : slot_(c.schedule.slot_area_bytes / static_cast<size_t>(c.nranks)) {
-    const SharedPort::SlotCall call = c.port.begin_slot_call(c.schedule.slot_area_bytes, 1);
+    const SharedPort::SlotCall call =
+        c.port.begin_slot_call(c.schedule.slot_area_bytes, c.schedule.shm_chunks);
     base_ = c.port.segment().data() + (call.swap_halves ? c.port.half_bytes() : 0) + call.slide;
   }
   char* at(int rank) const { return base_ + static_cast<size_t>(rank) * slot_; }
