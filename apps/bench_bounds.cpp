@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "cli.hpp"
-#include "mpi_types.hpp"
+#include "transport/mpi_types.hpp"
 
 namespace tutti::apps {
 namespace {

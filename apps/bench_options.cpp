@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "base/status.hpp"
 #include "cli.hpp"
-#include "status.hpp"
 
 namespace tutti::apps {
 namespace {

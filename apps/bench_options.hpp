@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "types.hpp"
+#include "base/types.hpp"
 
 namespace tutti::apps {
 

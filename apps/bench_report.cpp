@@ -2,8 +2,8 @@
 
 #include <cstdio>
 
+#include "base/status.hpp"
 #include "cli.hpp"
-#include "status.hpp"
 
 namespace tutti::apps {
 

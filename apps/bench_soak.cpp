@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "algos/registry.hpp"
+#include "base/status.hpp"
 #include "reference.hpp"
-#include "status.hpp"
 #include "user_call.hpp"
 
 namespace tutti::apps {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "status.hpp"
-#include "tuning.hpp"
+#include "base/status.hpp"
+#include "tuning/table.hpp"
 
 namespace tutti::apps {
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "base/status.hpp"
 #include "cli.hpp"
 #include "reference.hpp"
-#include "status.hpp"
 #include "user_call.hpp"
 
 namespace tutti::apps {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "comm.hpp"
-#include "tuning_write.hpp"
+#include "api/comm.hpp"
+#include "tuning/write.hpp"
 
 namespace tutti::apps {
 

@@ -10,13 +10,13 @@
 #include <optional>
 #include <vector>
 
+#include "base/status.hpp"
 #include "bench_bounds.hpp"
 #include "bench_options.hpp"
 #include "bench_report.hpp"
 #include "bench_soak.hpp"
 #include "cli.hpp"
 #include "reference.hpp"
-#include "status.hpp"
 #include "tutti/tutti.h"
 #include "tutti_config.h"
 #include "user_call.hpp"

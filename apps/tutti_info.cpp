@@ -9,17 +9,17 @@
 #include <string>
 
 #include "algos/registry.hpp"
+#include "base/status.hpp"
 #include "cli.hpp"
-#include "config.hpp"
-#include "dispatch.hpp"
-#include "host_reduce.hpp"
-#include "node_memory.hpp"
-#include "status.hpp"
-#include "tuning_file.hpp"
+#include "host/reduce.hpp"
+#include "node/node_memory.hpp"
+#include "tuning/config.hpp"
+#include "tuning/dispatch.hpp"
+#include "tuning/file.hpp"
 #include "tutti/tutti.h"
 #include "tutti_config.h"
 #if TUTTI_HAVE_UCX
-#include "transport_ucx.hpp"
+#include "transport/ucx.hpp"
 #endif
 #if TUTTI_HAVE_CUDA
 #include "cuda/runtime.hpp"

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "api/comm.hpp"
+#include "base/status.hpp"
 #include "cli.hpp"
-#include "comm.hpp"
-#include "status.hpp"
 #include "tune_measure.hpp"
-#include "tuning_write.hpp"
+#include "tuning/write.hpp"
 #include "tutti/tutti.h"
 #include "tutti_config.h"
 

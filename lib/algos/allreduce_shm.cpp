@@ -15,7 +15,7 @@
 //             ranks) skips the slots: every rank sends it to every other in
 //             its flag lines (shm_common.hpp), so the call is one
 //             synchronisation and one transfer's time per peer; scratch P x n.
-//             A blocking call this small runs directly (direct_call.hpp):
+//             A blocking call this small runs directly (engine/direct_call.hpp):
 //             the same steps without the engine; so does one of a single
 //             chunk below kDirectSlotsBelow (4 KiB), through the slots.
 //   Best on few ranks per node; every rank reduces the whole vector, so
@@ -63,7 +63,7 @@ void build(ScheduleBuilder& b) {
   }
 }
 
-// A blocking call that fits the flag lines runs directly (direct_call.hpp):
+// A blocking call that fits the flag lines runs directly (engine/direct_call.hpp):
 // build_inline's steps, in its order, without the engine.
 bool run_direct_inline(const DirectCall& c, size_t n) {
   char* values = static_cast<char*>(c.scratch);

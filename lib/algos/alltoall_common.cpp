@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "algos/patterns.hpp"
-#include "status.hpp"
+#include "base/status.hpp"
 
 namespace tutti::algos {
 

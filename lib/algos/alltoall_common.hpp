@@ -11,7 +11,7 @@
 
 #include <vector>
 
-#include "schedule.hpp"
+#include "engine/schedule.hpp"
 
 namespace tutti::algos {
 

@@ -10,7 +10,7 @@
 //             ranks) goes from the root in the flag lines (shm_common.hpp),
 //             one way: the root signals, the others wait for it; no slots,
 //             no reply. A blocking call this small runs directly
-//             (direct_call.hpp): the same signals without the engine; so
+//             (engine/direct_call.hpp): the same signals without the engine; so
 //             does one of a single chunk below kDirectSlotsBelow (4 KiB),
 //             through the slots.
 #include <cstring>

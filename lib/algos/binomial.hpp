@@ -15,7 +15,7 @@
 #include <functional>
 
 #include "algos/patterns.hpp"
-#include "schedule.hpp"
+#include "engine/schedule.hpp"
 
 namespace tutti::algos {
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 
 #include "algos/patterns.hpp"
-#include "schedule.hpp"
+#include "engine/schedule.hpp"
 
 namespace tutti::algos {
 

@@ -1,4 +1,4 @@
-// "mpi": the MPI library's own collective, run by lib/mpi_collective.cpp
+// "mpi": the MPI library's own collective, run by lib/algos/mpi_collective.cpp
 // (MPI_Iallreduce & co. on a duplicate of the communicator). It is the CPU
 // fallback for every collective and builds no schedule. It is always listed
 // under its own name, so a call that falls back never claims to be a tutti
@@ -6,7 +6,7 @@
 #include <climits>
 
 #include "algos/registry.hpp"
-#include "status.hpp"
+#include "base/status.hpp"
 
 namespace tutti::algos {
 namespace {

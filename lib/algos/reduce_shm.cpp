@@ -12,7 +12,7 @@
 //             ranks) goes to the root in the flag lines (shm_common.hpp),
 //             one way: the others signal and return, the root waits for
 //             them all; scratch P x n at the root. A blocking call this
-//             small runs directly (direct_call.hpp): the same steps
+//             small runs directly (engine/direct_call.hpp): the same steps
 //             without the engine; so does one of a single chunk below
 //             kDirectSlotsBelow (4 KiB), through the slots.
 #include <cstring>

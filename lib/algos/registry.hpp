@@ -10,10 +10,10 @@
 #include <string_view>
 #include <vector>
 
-#include "coll_args.hpp"
-#include "direct_call.hpp"
-#include "schedule.hpp"
-#include "topology.hpp"
+#include "base/topology.hpp"
+#include "engine/coll_args.hpp"
+#include "engine/direct_call.hpp"
+#include "engine/schedule.hpp"
 
 namespace tutti::algos {
 
@@ -27,7 +27,7 @@ struct Algorithm {
   Refusal (*refuse)(const CollArgs& args, const Topology& topo);
   // Appends this rank's steps. Null for "mpi": the MPI library's own collective.
   void (*build)(ScheduleBuilder& b);
-  // Optional (direct_call.hpp): whether a blocking call of `args` (params
+  // Optional (engine/direct_call.hpp): whether a blocking call of `args` (params
   // set) on `nranks` ranks, whose schedule is `schedule`, may run
   // directly, and the run; true on success.
   bool (*direct_applies)(const CollArgs& args, const Schedule& schedule, int nranks) = nullptr;

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "algos/patterns.hpp"
-#include "schedule.hpp"
+#include "engine/schedule.hpp"
 
 namespace tutti::algos {
 

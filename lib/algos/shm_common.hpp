@@ -1,6 +1,6 @@
 // Building blocks of the shared-memory algorithms (*_shm.cpp). They run on
 // single-node communicators through the node's shared segment (see
-// shared_segment.hpp and the contract in schedule.hpp). The segment's data
+// node/shared_segment.hpp and the contract in engine/schedule.hpp). The segment's data
 // area has two halves ("parities"); in each half every rank owns
 // `per_rank` slots. Every chunk of a collective is: the rank writes its
 // slots of the chunk's parity (ScheduleBuilder::begin_shm_chunk), a full
@@ -15,9 +15,9 @@
 
 #include "algos/registry.hpp"
 #include "algos/ring.hpp"
-#include "schedule.hpp"
-#include "shared_segment.hpp"
-#include "status.hpp"
+#include "base/status.hpp"
+#include "engine/schedule.hpp"
+#include "node/shared_segment.hpp"
 
 namespace tutti::algos {
 

@@ -1,14 +1,14 @@
 // The steps that the direct runs of the shm algorithms share (see
-// direct_call.hpp). Each mirrors one builder step of shm_common.hpp or
-// schedule.hpp, and must keep doing exactly what that step does: a rank
+// engine/direct_call.hpp). Each mirrors one builder step of shm_common.hpp or
+// engine/schedule.hpp, and must keep doing exactly what that step does: a rank
 // whose call goes through the engine meets the ranks that run directly.
 #pragma once
 
 #include <cstring>
 
 #include "algos/shm_common.hpp"
-#include "direct_call.hpp"
-#include "host_reduce.hpp"
+#include "engine/direct_call.hpp"
+#include "host/reduce.hpp"
 
 namespace tutti::algos {
 

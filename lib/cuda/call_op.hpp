@@ -28,11 +28,11 @@
 #include <string>
 #include <vector>
 
-#include "coll_args.hpp"
 #include "cuda/runtime.hpp"
 #include "cuda/start_order.hpp"
-#include "operation.hpp"
-#include "scratch.hpp"
+#include "engine/coll_args.hpp"
+#include "engine/operation.hpp"
+#include "engine/scratch.hpp"
 
 namespace tutti::cuda {
 

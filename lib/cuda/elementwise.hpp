@@ -15,7 +15,7 @@
 // Each part is a grid-stride loop over the global thread index, so any grid
 // covers any size, and every element is written by exactly one thread.
 //
-// Operators are the shared functors of reduce_ops.hpp (FuncSum & co.), so
+// Operators are the shared functors of host/reduce_ops.hpp (FuncSum & co.), so
 // the device computes bit for bit what the host reducer and the test
 // references compute: fp16/bf16 are widened to float, combined, and rounded
 // to nearest even once per operation.
@@ -25,8 +25,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "half.hpp"
-#include "reduce_ops.hpp"
+#include "host/half.hpp"
+#include "host/reduce_ops.hpp"
 
 // Fully unrolled loops on the device keep per-pack arrays in registers (a
 // loop left rolled indexes them dynamically, which spills them to local

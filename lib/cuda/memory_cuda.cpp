@@ -1,4 +1,4 @@
-// memory.hpp where tutti is built with CUDA: host buffers still go to the
+// host/memory.hpp where tutti is built with CUDA: host buffers still go to the
 // host reducer; device buffers to tutti's kernels and copies, enqueued on
 // tutti's stream without waiting (see runtime.hpp for the ordering rule).
 //
@@ -11,9 +11,9 @@
 
 #include "cuda/kernels.hpp"
 #include "cuda/runtime.hpp"
-#include "host_copy.hpp"
-#include "host_reduce.hpp"
-#include "memory.hpp"
+#include "host/copy.hpp"
+#include "host/memory.hpp"
+#include "host/reduce.hpp"
 
 namespace tutti {
 namespace {

@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "status.hpp"
+#include "base/status.hpp"
 
 namespace tutti::cuda {
 

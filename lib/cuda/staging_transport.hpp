@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "transport.hpp"
+#include "transport/transport.hpp"
 
 namespace tutti::cuda {
 

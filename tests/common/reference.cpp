@@ -5,9 +5,9 @@
 #include <utility>
 #include <type_traits>
 
-#include "dtype_dispatch.hpp"
-#include "reduce_ops.hpp"
-#include "status.hpp"
+#include "base/status.hpp"
+#include "host/dtype_dispatch.hpp"
+#include "host/reduce_ops.hpp"
 
 namespace tutti::testing {
 namespace {

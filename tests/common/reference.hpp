@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "coll_args.hpp"
+#include "engine/coll_args.hpp"
 
 namespace tutti::testing {
 

@@ -4,8 +4,8 @@
 #include <climits>
 #include <cstring>
 
-#include "mpi_types.hpp"
-#include "status.hpp"
+#include "base/status.hpp"
+#include "transport/mpi_types.hpp"
 #include "tutti_config.h"
 #if TUTTI_HAVE_CUDA
 #include <cuda_runtime.h>

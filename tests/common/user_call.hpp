@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "coll_args.hpp"
+#include "engine/coll_args.hpp"
 #include "reference.hpp"
 #include "tutti/tutti.h"
 

@@ -4,8 +4,8 @@
 
 #include <vector>
 
+#include "base/status.hpp"
 #include "reference.hpp"
-#include "status.hpp"
 #include "user_call.hpp"
 
 namespace tutti::testing {

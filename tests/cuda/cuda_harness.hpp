@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "coll_args.hpp"
+#include "engine/coll_args.hpp"
 #include "tutti/tutti.h"
 
 namespace tutti::testing {

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "algos/registry.hpp"
+#include "base/status.hpp"
 #include "cuda_harness.hpp"
 #include "reference.hpp"
-#include "status.hpp"
 
 namespace tutti::testing {
 namespace {

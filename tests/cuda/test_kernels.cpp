@@ -15,7 +15,7 @@
 #include "cuda/kernels.hpp"
 #include "cuda/runtime.hpp"
 #include "cuda_harness.hpp"
-#include "reduce_ops.hpp"
+#include "host/reduce_ops.hpp"
 
 namespace tutti::testing {
 namespace {

@@ -7,8 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/status.hpp"
 #include "cuda_harness.hpp"
-#include "status.hpp"
 
 namespace tutti::testing {
 namespace {

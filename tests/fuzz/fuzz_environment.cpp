@@ -8,9 +8,9 @@
 #include <cstdlib>
 #include <string>
 
-#include "config.hpp"
-#include "status.hpp"
-#include "tuning_file.hpp"
+#include "base/status.hpp"
+#include "tuning/config.hpp"
+#include "tuning/file.hpp"
 
 namespace {
 constexpr const char* kVariables[] = {

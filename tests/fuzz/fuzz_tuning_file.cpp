@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "status.hpp"
-#include "tuning_file.hpp"
+#include "base/status.hpp"
+#include "tuning/file.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "status.hpp"
+#include "base/status.hpp"
 #include "user_call.hpp"
 
 namespace tutti::testing {

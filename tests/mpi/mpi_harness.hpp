@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "coll_args.hpp"
+#include "engine/coll_args.hpp"
 #include "reference.hpp"
 #include "tutti/tutti.h"
 

@@ -63,7 +63,7 @@ TEST_CASE("several non-blocking collectives in flight, completed in any order", 
 }
 
 // A blocking call small enough for the shm allreduce's direct run
-// (direct_call.hpp) and a non-blocking one (the engine) follow the same flag
+// (engine/direct_call.hpp) and a non-blocking one (the engine) follow the same flag
 // protocol and slot places: here each rank picks its path per call at
 // random, so ranks running the same call on different paths meet, in both
 // orders. Blocks of ten calls take turns: 0 to 48 bytes reusing the flag

@@ -18,8 +18,8 @@
 #include <utility>
 #include <vector>
 
+#include "base/status.hpp"
 #include "mpi_harness.hpp"
-#include "status.hpp"
 
 namespace tutti::testing {
 namespace {
@@ -189,7 +189,7 @@ TEST_CASE("without TUTTI_CHECK a skipped collective times out, naming the missin
 }
 
 // A blocking allreduce this small runs directly on the flags
-// (direct_call.hpp), with its own waiting loop: it must time out the same.
+// (engine/direct_call.hpp), with its own waiting loop: it must time out the same.
 TEST_CASE("a small allreduce a rank skips times out on the others, naming it", "[faults]") {
   const int p = world_size(), me = world_rank();
   if (p < 2) return;

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "base/status.hpp"
 #include "mpi_harness.hpp"
-#include "status.hpp"
-#include "tuning.hpp"
+#include "tuning/table.hpp"
 
 namespace tutti::testing {
 namespace {
@@ -228,7 +228,7 @@ algorithm = "ring"
 }
 
 TEST_CASE("ranks with different TUTTI_SHM_STREAM settings still meet in the segment", "[tuning]") {
-  // Where a call's slots sit depends on which calls probe (slot_writes.hpp,
+  // Where a call's slots sit depends on which calls probe (node/slot_writes.hpp,
   // SharedPort::take_slide); a rank with a fixed setting must still agree.
   static const char* const kSettings[] = {"1", "auto", "0"};
   Env env;

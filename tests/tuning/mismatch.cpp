@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "status.hpp"
+#include "base/status.hpp"
 #include "tutti/tutti.h"
 
 namespace {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "comm.hpp"
+#include "api/comm.hpp"
+#include "base/status.hpp"
 #include "reference.hpp"
-#include "status.hpp"
 #include "tutti/tutti.h"
 #include "user_call.hpp"
 

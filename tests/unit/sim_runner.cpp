@@ -7,7 +7,7 @@
 #include <optional>
 #include <thread>
 
-#include "engine.hpp"
+#include "engine/engine.hpp"
 
 namespace tutti::testing {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "algos/registry.hpp"
 #include "reference.hpp"
-#include "transport_sim.hpp"
+#include "transport/sim.hpp"
 
 namespace tutti::testing {
 
@@ -20,7 +20,7 @@ struct SimOptions {
   // shared-memory algorithms run many chunks even on small vectors.
   size_t shared_bytes = 16 * 1024;
   // Ranks write their slots with non-temporal stores, or not
-  // (TUTTI_SHM_STREAM=1/0); nullopt: each rank decides (slot_writes.hpp).
+  // (TUTTI_SHM_STREAM=1/0); nullopt: each rank decides (node/slot_writes.hpp).
   std::optional<bool> shm_streaming = false;
   // Each rank on a thread of its own, as real ranks run concurrently (the
   // ThreadSanitizer test); a deadlock is then reported after this many

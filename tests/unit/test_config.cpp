@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "algos/registry.hpp"
-#include "config.hpp"
-#include "status.hpp"
+#include "base/status.hpp"
+#include "tuning/config.hpp"
 
 namespace tutti {
 namespace {

@@ -1,9 +1,9 @@
 // Host-side tests of the CUDA reduction code, run on every machine (no GPU
 // needed, and also where tutti is built without CUDA):
-//   - the per-element functors the kernels use (reduce_ops.hpp), every
+//   - the per-element functors the kernels use (host/reduce_ops.hpp), every
 //     datatype x op, against references computed independently (wide integer
 //     arithmetic; fp16/bf16 rounded by searching the table of all finite
-//     values, not by the bit tricks of half.hpp), with fp16/bf16 rounding
+//     values, not by the bit tricks of host/half.hpp), with fp16/bf16 rounding
 //     edge cases: ties to even, overflow to infinity, subnormals, signed
 //     zeros, NaN;
 //   - the kernels' body (lib/cuda/elementwise.hpp), run for every (block,
@@ -24,8 +24,8 @@
 #include <vector>
 
 #include "cuda/elementwise.hpp"
-#include "half.hpp"
-#include "reduce_ops.hpp"
+#include "host/half.hpp"
+#include "host/reduce_ops.hpp"
 
 namespace tutti::cuda {
 namespace {

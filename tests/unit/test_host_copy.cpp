@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "host_copy.hpp"
-#include "host_reduce.hpp"
+#include "host/copy.hpp"
+#include "host/reduce.hpp"
 
 namespace tutti {
 namespace {

@@ -1,4 +1,4 @@
-// The host reducer against the scalar functors of reduce_ops.hpp, bit for
+// The host reducer against the scalar functors of host/reduce_ops.hpp, bit for
 // bit, on every instruction set this CPU has: every datatype x op, lengths
 // around every vector width and a few large ones, every aliasing form, and
 // buffers misaligned by one element. Also the fp16/bf16 conversions'
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "half.hpp"
-#include "host_reduce.hpp"
-#include "reduce_ops.hpp"
+#include "host/half.hpp"
+#include "host/reduce.hpp"
+#include "host/reduce_ops.hpp"
 
 namespace tutti {
 namespace {
@@ -168,7 +168,7 @@ struct IsaRestorer {
 };
 
 // Calls fn(T{}) with T the C++ type of dt; written out independently of
-// host_reduce_kernels.hpp so that a mismatched table entry shows up here.
+// host/reduce_kernels.hpp so that a mismatched table entry shows up here.
 template <class Fn>
 void visit_datatype(Datatype dt, Fn&& fn) {
   switch (dt) {

@@ -1,4 +1,4 @@
-// The shared segment's flag protocol (shared_segment.hpp) on one thread:
+// The shared segment's flag protocol (node/shared_segment.hpp) on one thread:
 // which signal may go when, and what it carries.
 #include <catch2/catch.hpp>
 
@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "shared_segment.hpp"
-#include "slot_writes.hpp"
+#include "node/shared_segment.hpp"
+#include "node/slot_writes.hpp"
 
 namespace tutti::testing {
 namespace {

@@ -15,10 +15,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "dispatch.hpp"
-#include "status.hpp"
-#include "tuning_file.hpp"
-#include "tuning_write.hpp"
+#include "base/status.hpp"
+#include "tuning/dispatch.hpp"
+#include "tuning/file.hpp"
+#include "tuning/write.hpp"
 
 namespace fs = std::filesystem;
 

@@ -1,0 +1,659 @@
+#include "api/comm.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <optional>
+
+#include "algos/mpi_collective.hpp"
+#include "base/log.hpp"
+#include "transport/mpi.hpp"
+#include "transport/mpi_types.hpp"
+#include "tuning/load.hpp"
+#include "tutti_config.h"
+#if TUTTI_HAVE_UCX
+#include "transport/ucx.hpp"
+#endif
+#if TUTTI_HAVE_CUDA
+#include "cuda/call_op.hpp"
+#include "cuda/staging_transport.hpp"
+#endif
+
+namespace tutti {
+namespace {
+
+MPI_Comm duplicate(MPI_Comm comm) {
+  MPI_Comm dup = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  return dup;
+}
+
+int comm_rank(MPI_Comm c) {
+  int r = 0;
+  MPI_Comm_rank(c, &r);
+  return r;
+}
+int comm_size(MPI_Comm c) {
+  int n = 1;
+  MPI_Comm_size(c, &n);
+  return n;
+}
+
+// log2 bucket of a size, for "log once per (collective, size bucket)".
+int size_bucket(size_t bytes) {
+  int b = 0;
+  while (bytes > 1) {
+    bytes >>= 1;
+    ++b;
+  }
+  return b;
+}
+
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+Topology discover_topology(MPI_Comm comm) {
+  Topology t;
+  t.nranks = comm_size(comm);
+  MPI_Comm local = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, comm_rank(comm), MPI_INFO_NULL, &local),
+            "MPI_Comm_split_type");
+  // A node is named by the lowest rank on it.
+  int leader = comm_rank(comm);
+  int rc = MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local);
+  // The CPUs the node's ranks may run on: the union of their masks.
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) CPU_ZERO(&cpus);  // unknown: not oversubscribed
+  if (rc == MPI_SUCCESS)
+    rc = MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus), MPI_BYTE, MPI_BOR, local);
+  const int local_ranks = comm_size(local);
+  MPI_Comm_free(&local);
+  check_mpi(rc, "MPI_Allreduce (node leader, CPUs)");
+  const int node_cpus = CPU_COUNT(&cpus);
+  t.oversubscribed = node_cpus > 0 && local_ranks > node_cpus;
+  std::vector<int> leaders(static_cast<size_t>(t.nranks));
+  check_mpi(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm),
+            "MPI_Allgather (node leaders)");
+  std::map<int, int> node_index;
+  for (int l : leaders) node_index.emplace(l, 0);
+  int next = 0;
+  for (auto& [l, idx] : node_index) idx = next++;
+  t.nnodes = next;
+  std::vector<int> per_node(static_cast<size_t>(next), 0);
+  for (int l : leaders) {
+    t.node_of_rank.push_back(node_index[l]);
+    ++per_node[node_index[l]];
+  }
+  t.max_ranks_per_node = *std::max_element(per_node.begin(), per_node.end());
+  return t;
+}
+
+Comm::Comm(MPI_Comm mpi_comm)
+    : mpi_comm_(duplicate(mpi_comm)),
+      rank_(comm_rank(mpi_comm_)),
+      size_(comm_size(mpi_comm_)),
+      config_(Config::from_environment(TUTTI_HAVE_UCX)),
+      dispatcher_(make_dispatcher(mpi_comm_, config_, discover_topology(mpi_comm_))) {
+  forced_ = config_.forced;
+  // More ranks than CPUs on this node: a spinning rank takes the CPU its
+  // peer needs to make progress, so waits yield at once (unless TUTTI_SPIN
+  // says otherwise).
+  if (topology().oversubscribed && !config_.spin_set) config_.spin_before_yield = 0;
+#if TUTTI_HAVE_UCX
+  if (config_.transport == TransportKind::Ucx) {
+    auto ucx = std::make_unique<UcxTransport>(mpi_comm_, config_.ucx_peer_errors);
+    if (config_.debug.transport && rank_ == 0) log_line(rank_, ucx->describe());
+    transport_ = std::move(ucx);
+  }
+#endif
+  if (!transport_) transport_ = std::make_unique<MpiTransport>(mpi_comm_);
+#if TUTTI_HAVE_CUDA
+  // Device buffers through any transport: staged where it cannot move them.
+  device_scratch_ = ScratchPool(cuda::device_alloc, cuda::device_free);
+  device_buffers_possible_ = cuda::available();
+  if (device_buffers_possible_) {
+    auto staging = std::make_unique<cuda::StagingTransport>(std::move(transport_),
+                                                            cuda::staging_mode_from_env());
+    if (config_.debug.transport && rank_ == 0) log_line(rank_, str("CUDA: ", staging->describe_mode()));
+    transport_ = std::move(staging);
+  }
+#endif
+  if (config_.check) signature_check_ = std::make_unique<SignatureCheck>(mpi_comm_);
+  abort_channel_ = std::make_unique<AbortChannel>(mpi_comm_);
+  if (!config_.trace_prefix.empty())
+    recorder_ = std::make_unique<FlightRecorder>(config_.trace_prefix, rank_, size_);
+  if (topology().nnodes == 1 && size_ > 1) {
+    const size_t bytes = config_.shm_bytes < 0 ? default_node_memory_bytes(size_)
+                                               : static_cast<size_t>(config_.shm_bytes);
+    node_memory_ = NodeMemory::allocate(mpi_comm_, bytes);
+    if (node_memory_) node_memory_->port().slot_writes().force(config_.shm_stream);
+    dispatcher_.set_shared_bytes(node_memory_ ? node_memory_->segment().data_bytes() : 0);
+  }
+  if (config_.debug.any() && rank_ == 0)
+    log_line(rank_, str("communicator of ", size_, " ranks on ", topology().nnodes,
+                        " node(s), transport ", transport_->name(), ", shared segment ",
+                        topology().shared_bytes, " bytes"));
+}
+
+Comm::~Comm() {
+  // Fallbacks are never silent: TUTTI_DEBUG reports them with the rest.
+  if (config_.debug.any() && rank_ == 0)
+    log_line(rank_, str("stats: ", stats_.collectives, " collectives, ", stats_.mpi_fallbacks,
+                        " ran mpi, ", stats_.refused_fallbacks, " fell back after a refusal, ",
+                        stats_.schedule_builds, " schedules built, ", stats_.schedule_cache_hits,
+                        " reused"));
+  // Operations still in flight are the caller's error; let them go first.
+  for (auto& op : shm_waiting_) op->cancel(TUTTI_ERR_INVALID_ARGUMENT, "communicator destroyed");
+  shm_waiting_.clear();
+  for (auto& op : active_) op->cancel(TUTTI_ERR_INVALID_ARGUMENT, "communicator destroyed");
+  for (int spins = 0; !active_.empty() && spins < 100000; ++spins) progress();
+  active_.clear();
+  transport_.reset();
+  if (mpi_comm_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_comm_);
+}
+
+size_t Comm::CallKeyHash::operator()(const CallKey& k) const {
+  size_t h = std::hash<size_t>{}(k.count);
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+  mix(static_cast<size_t>(k.coll) << 24 | static_cast<size_t>(k.dtype) << 16 |
+      static_cast<size_t>(k.op) << 8 | static_cast<size_t>(k.in_place) << 1 |
+      static_cast<size_t>(k.memory));
+  mix(static_cast<size_t>(k.root));
+  return h;
+}
+
+const Comm::Plan& Comm::plan_for(const CollArgs& args, Plan& uncached) {
+  auto make = [&](Plan& plan) {
+    const Decision d = explain(args);
+    if (config_.debug.decisions && rank_ == 0) log_decision(args, d);
+    plan.algorithm = d.algorithm;
+    plan.params = d.params;
+    plan.fell_back = d.fell_back();
+    plan.schedule = nullptr;
+    if (!d.algorithm->is_mpi()) {
+      CollArgs with_params = args;
+      with_params.params = d.params;
+      ScheduleBuilder b(with_params, rank_, size_, dispatcher_.topology().shared_bytes);
+      d.algorithm->build(b);
+      ++stats_.schedule_builds;
+      plan.schedule = std::make_shared<const Schedule>(b.finish());
+      plan.direct = d.algorithm->run_direct && node_memory_ && args.memory == MemoryType::Host &&
+                    d.algorithm->direct_applies(with_params, *plan.schedule, size_);
+      if (plan.direct)
+        direct_scratch_.resize(std::max(direct_scratch_.size(),
+                                        kDirectScratchPerRank * static_cast<size_t>(size_)));
+    }
+  };
+  // alltoallv plans depend on the counts: not worth caching.
+  if (args.coll == Collective::Alltoallv) {
+    make(uncached);
+    return uncached;
+  }
+  const CallKey key{args.coll, args.count, args.dtype, args.op, args.root, args.in_place, args.memory};
+  // Loops mostly repeat one call: compare with the last before hashing.
+  if (!last_plan_ || !(last_key_ == key)) {
+    auto it = plans_.find(key);
+    if (it == plans_.end()) {
+      Plan plan;
+      make(plan);  // may throw: nothing is cached then
+      constexpr size_t kMaxCachedPlans = 1024;
+      if (plans_.size() >= kMaxCachedPlans) plans_.clear();
+      it = plans_.emplace(key, std::move(plan)).first;
+    } else if (it->second.schedule) {
+      ++stats_.schedule_cache_hits;
+    }
+    last_key_ = key;
+    last_plan_ = &it->second;  // map nodes stay put until the map is cleared
+  } else if (last_plan_->schedule) {
+    ++stats_.schedule_cache_hits;
+  }
+  return *last_plan_;
+}
+
+std::string Comm::forced_origin(Collective coll) const {
+  return forced_by_api_[static_cast<int>(coll)] ? "forced by tutti_comm_force_algorithm"
+                                                : "forced by " + algo_env_name(coll);
+}
+
+Decision Comm::explain(const CollArgs& args) const {
+  const int c = static_cast<int>(args.coll);
+  return dispatcher_.select(args, forced_[c], forced_origin(args.coll));
+}
+
+void Comm::log_decision(const CollArgs& args, const Decision& d) {
+  const size_t bytes = message_bytes(args, size_);
+  if (!logged_decisions_.emplace(static_cast<int>(args.coll), size_bucket(bytes)).second) return;
+  std::string line = str(collective_name(args.coll), " ", bytes, " B: ", d.algorithm->name, " (",
+                         d.reason, ")");
+  for (const auto& r : d.refused) line += str("; refused ", r.algorithm, " [", r.origin, "]: ", r.why);
+  log_line(rank_, line);
+}
+
+Buffers Comm::host_buffers(const void* in, void* out) {
+  Buffers bufs;
+  bufs.input = in;
+  bufs.output = out;
+  if (node_memory_) bufs.shared = &node_memory_->port();
+  return bufs;
+}
+
+std::shared_ptr<Operation> Comm::start_plan(const CollArgs& args, const Plan& plan,
+                                            const OpLabel& label, const void* in, void* out,
+                                            MemoryType mem) {
+  if (plan.algorithm->is_mpi()) {
+    CollArgs with_params = args;
+    with_params.params = plan.params;
+    return start_mpi_collective(with_params, in, out, mpi_comm_, rank_, size_, label);
+  }
+  Buffers bufs = host_buffers(in, out);
+  bufs.input_mem = bufs.output_mem = bufs.scratch_mem = mem;
+#if TUTTI_HAVE_CUDA
+  ScratchPool& pool = mem == MemoryType::Cuda ? device_scratch_ : scratch_;
+#else
+  ScratchPool& pool = scratch_;
+#endif
+  return std::make_shared<ScheduleOp>(label, *transport_, plan.schedule, bufs, label.seq,
+                                      pool.acquire(plan.schedule->scratch_bytes));
+}
+
+bool Comm::ordered_by_cuda() const {
+#if TUTTI_HAVE_CUDA
+  return stream_ || !start_order_.idle();
+#else
+  return false;
+#endif
+}
+
+const Comm::Plan& Comm::begin_call(const CollArgs& args, Plan& uncached, OpLabel& label) {
+  if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
+  const Plan& plan = plan_for(args, uncached);
+  ++stats_.collectives;
+  if (plan.fell_back) ++stats_.refused_fallbacks;
+  if (plan.algorithm->is_mpi()) ++stats_.mpi_fallbacks;
+  last_algorithm_ = plan.algorithm->name;
+  label = OpLabel{collective_name(args.coll), plan.algorithm->name, next_seq_++};
+  return plan;
+}
+
+std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const void* in,
+                                                  void* out, [[maybe_unused]] MemoryType in_mem,
+                                                  [[maybe_unused]] MemoryType out_mem) {
+  Plan uncached;
+  OpLabel label;
+  const Plan& plan = begin_call(in_args, uncached, label);
+  return launch(in_args, plan, label, in, out, in_mem, out_mem);
+}
+
+std::shared_ptr<Operation> Comm::launch(const CollArgs& in_args, const Plan& plan,
+                                        const OpLabel& label, const void* in, void* out,
+                                        [[maybe_unused]] MemoryType in_mem,
+                                        [[maybe_unused]] MemoryType out_mem) {
+  std::shared_ptr<Operation> op;
+#if TUTTI_HAVE_CUDA
+  if (in_args.memory == MemoryType::Cuda || ordered_by_cuda()) {
+    // The MPI library gets host memory (it need not be CUDA-aware); tutti's
+    // schedules run where the buffers are, on the device if either is.
+    const MemoryType run_mem = plan.algorithm->is_mpi() ? MemoryType::Host : in_args.memory;
+    const cuda::CallSpec spec = cuda::collective_spec(in_args, rank_, size_, in, out, in_mem,
+                                                      out_mem, run_mem, stream_);
+    // Copies: the call may start later, after the plan cache has changed.
+    auto start = [this, args = in_args, plan = Plan(plan), label, run_mem](const void* i, void* o) {
+      return start_plan(args, plan, label, i, o, run_mem);
+    };
+    op = std::make_shared<cuda::CallOp>(label, spec, std::move(start), scratch_, device_scratch_,
+                                        start_order_);
+  }
+#endif
+  if (!op) op = start_plan(in_args, plan, label, in, out, MemoryType::Host);
+  on_started(*op, message_bytes(in_args, size_));
+  if (plan.schedule && plan.schedule->uses_shared) {
+    if (shm_holder_ && !shm_holder_->finished()) {
+      shm_waiting_.push_back(op);  // progress() starts it when the segment is free
+      return op;
+    }
+    shm_holder_ = op;
+  }
+  if (op->poll()) on_finished(*op);  // posts the first round now
+  else active_.push_back(op);
+  return op;
+}
+
+// How a blocked call waits between polls: it spins, then yields its core
+// (another rank may need it in an oversubscribed job), asks now and then
+// whether another rank aborted, and reads the clock only every 64 polls (a
+// small call finishes in less time than two reads take); the timeout counts
+// from the first read.
+class Comm::Patience {
+ public:
+  Patience(Comm& comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {
+    if (comm.config_.debug.calls) start_clock();
+  }
+  // After a poll; `progressed`: it found something to do. False once the
+  // timeout has passed.
+  bool after_poll(bool progressed) {
+    if (progressed) {
+      idle_ = 0;
+    } else if (++idle_ > comm_.config_.spin_before_yield) {
+      sched_yield();
+      // Stuck, perhaps because another rank aborted: ask now and then.
+      if ((idle_ & 63) == 0) comm_.poll_remote_abort();
+    }
+    return timeout_s_ <= 0 || (++polls_ & 63) != 0 || !timed_out();
+  }
+  // With TUTTI_DEBUG=calls: how long the call has waited.
+  double waited_us() const {
+    return clock_started_ ? std::chrono::duration<double, std::micro>(Clock::now() - start_).count()
+                          : 0;
+  }
+
+ private:
+  void start_clock() {
+    start_ = Clock::now();
+    clock_started_ = true;
+  }
+  bool timed_out() {
+    if (!clock_started_) {
+      start_clock();
+      return false;
+    }
+    return std::chrono::duration<double>(Clock::now() - start_).count() > timeout_s_;
+  }
+  Comm& comm_;
+  double timeout_s_;
+  Clock::time_point start_{};
+  bool clock_started_ = false;
+  int idle_ = 0;
+  uint64_t polls_ = 0;
+};
+
+std::string Comm::timeout_message(const std::string& what, std::vector<int> waiting,
+                                  double timeout_s) const {
+  std::sort(waiting.begin(), waiting.end());  // one entry per message
+  waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
+  std::string peers;
+  for (int p : waiting) peers += str(peers.empty() ? "" : ", ", p);
+  return str(what, " timed out after ", timeout_s, " s on rank ", rank_,
+             peers.empty() ? std::string() : str("; still waiting for rank(s) ", peers));
+}
+
+Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
+                          MemoryType out_mem) {
+  Plan uncached;
+  OpLabel label;
+  const Plan& plan = begin_call(args, uncached, label);
+  // The direct path: a host schedule with nothing else in flight runs as an
+  // operation on this stack frame. Nothing else can need the shared segment
+  // or be ordered before it, and it costs no allocation, no shared_ptr and
+  // no queue; small calls are dominated by such costs.
+  const bool idle = active_.empty() && shm_waiting_.empty() &&
+                    (!shm_holder_ || shm_holder_->finished());
+  if (!plan.schedule || args.memory != MemoryType::Host || ordered_by_cuda() || !idle) {
+    const std::shared_ptr<Operation> op = launch(args, plan, label, in, out, in_mem, out_mem);
+    return wait(*op, config_.timeout_s);
+  }
+  if (plan.direct && !config_.debug.calls) return run_direct(args, plan, label, in, out);
+  if (!plan.schedule->uses_transport && !config_.debug.calls)
+    return run_in_node(plan, label, in, out, message_bytes(args, size_));
+  ScheduleOp op(label, *transport_, plan.schedule, host_buffers(in, out), label.seq,
+                scratch_.acquire(plan.schedule->scratch_bytes));
+  on_started(op, message_bytes(args, size_));
+  if (op.poll()) on_finished(op);  // posts the first round now
+  direct_ = &op;  // progress() polls it from here on
+  struct Release {
+    Operation*& direct;
+    ~Release() { direct = nullptr; }
+  } release{direct_};
+  return wait(op, config_.timeout_s);
+}
+
+void Comm::record_end(uint64_t trace, Status status, const std::string& error) {
+  if (!recorder_) return;
+  recorder_->finished(trace, status);
+  if (status == TUTTI_ERR_TIMEOUT) recorder_->write(error);
+}
+
+Status Comm::run_in_node(const Plan& plan, const OpLabel& label, const void* in, void* out,
+                         size_t bytes) {
+  Buffers bufs = host_buffers(in, out);
+  const ScratchLease scratch = scratch_.acquire(plan.schedule->scratch_bytes);
+  bufs.scratch = scratch.data();
+  ScheduleRun run(*transport_, plan.schedule, bufs, label.seq);
+  const uint64_t trace = recorder_ ? recorder_->started(label, bytes) : 0;
+  Patience patience(*this, config_.timeout_s);
+  for (uint64_t polls = 1; !run.advance(); ++polls) {
+    // Nothing here needs the transport; it still takes in, now and then,
+    // messages that arrive early for later calls.
+    if ((polls & 63) == 0) transport_->progress();
+    if (!patience.after_poll(false)) {
+      const std::string message = timeout_message(label.to_string(), run.waiting_for(),
+                                                  config_.timeout_s);
+      run.cancel(TUTTI_ERR_TIMEOUT, message);
+      mark_failed(message);
+    } else if (aborted_) {  // another rank's notice, taken in while waiting
+      run.cancel(TUTTI_ERR_TRANSPORT, failure_);
+    }
+  }
+  record_end(trace, run.status(), run.error());
+  if (run.status() == TUTTI_SUCCESS) return TUTTI_SUCCESS;
+  if (run.status() == TUTTI_ERR_TIMEOUT) return set_last_error(TUTTI_ERR_TIMEOUT, run.error());
+  return set_last_error(run.status(), str(label.to_string(), ": ", run.error()));
+}
+
+// The flag waits of a direct run. A flag check costs a few instructions,
+// a poll of wait() far more: Patience ticks once per 16 checks, so that
+// TUTTI_SPIN means about as long a spin here as there.
+class Comm::DirectWait final : public FlagWait {
+ public:
+  DirectWait(Comm& comm, const OpLabel& label)
+      : comm_(comm), label_(label), patience_(comm, comm.config_.timeout_s) {}
+  bool idle(int peer) override {
+    if ((++checks_ & 15) != 0) return true;
+    // As in run_in_node: take in early messages now and then.
+    if ((checks_ & 1023) == 0) comm_.transport_->progress();
+    if (!patience_.after_poll(false)) {
+      status = TUTTI_ERR_TIMEOUT;
+      message = comm_.timeout_message(label_.to_string(), {peer}, comm_.config_.timeout_s);
+      comm_.mark_failed(message);
+      return false;
+    }
+    if (comm_.aborted_) {  // another rank's notice, taken in while waiting
+      status = TUTTI_ERR_TRANSPORT;
+      message = str(label_.to_string(), ": ", comm_.failure_);
+      return false;
+    }
+    return true;
+  }
+  Status status = TUTTI_SUCCESS;
+  std::string message;
+
+ private:
+  Comm& comm_;
+  const OpLabel& label_;
+  Patience patience_;
+  uint64_t checks_ = 0;
+};
+
+Status Comm::run_direct(const CollArgs& args, const Plan& plan, const OpLabel& label,
+                        const void* in, void* out) {
+  const uint64_t trace = recorder_ ? recorder_->started(label, message_bytes(args, size_)) : 0;
+  DirectWait wait(*this, label);
+  const DirectCall call{args, plan.params, *plan.schedule, in, out, rank_, size_, node_memory_->port(),
+                        direct_scratch_.data(), wait};
+  const bool ok = plan.algorithm->run_direct(call);
+  record_end(trace, ok ? TUTTI_SUCCESS : wait.status, wait.message);
+  if (ok) return TUTTI_SUCCESS;
+  return set_last_error(wait.status, wait.message);
+}
+
+std::shared_ptr<Operation> Comm::start_point_to_point(bool is_send, void* buf, size_t bytes,
+                                                      int peer, int tag, MemoryType mem) {
+  if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
+  const OpLabel label{is_send ? "send" : "receive", {}, 0, peer, tag};
+  auto start = [this, is_send, bytes, peer, tag, label, mem](const void*,
+                                                              void* b) -> std::shared_ptr<Operation> {
+    auto p2p = std::make_shared<PointToPointOp>(label, *transport_, peer);
+    const Status st = is_send ? p2p->post_send(user_tag(tag), b, bytes, mem)
+                              : p2p->post_recv(user_tag(tag), b, bytes, mem);
+    if (st != TUTTI_SUCCESS) fail(st, last_error());
+    return p2p;
+  };
+  std::shared_ptr<Operation> op;
+#if TUTTI_HAVE_CUDA
+  if (ordered_by_cuda()) {
+    cuda::CallSpec spec;  // the transport moves device memory itself: nothing to stage
+    spec.in = spec.out = buf;
+    spec.in_mem = spec.out_mem = spec.run_mem = mem;
+    spec.user_stream = stream_;
+    op = std::make_shared<cuda::CallOp>(label, spec, std::move(start), scratch_, device_scratch_,
+                                        start_order_);
+  }
+#endif
+  if (!op) op = start(buf, buf);
+  on_started(*op, bytes);
+  if (op->poll()) on_finished(*op);
+  else active_.push_back(op);
+  return op;
+}
+
+void Comm::set_stream(CUstream_st* stream) {
+#if TUTTI_HAVE_CUDA
+  if (stream) {
+    if (!cuda::available())
+      fail(TUTTI_ERR_UNSUPPORTED, "tutti_comm_set_stream: no CUDA device is available");
+    const cudaError_t e = cudaStreamQuery(stream);
+    if (e != cudaSuccess && e != cudaErrorNotReady) {
+      cudaGetLastError();
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "tutti_comm_set_stream: not a usable CUDA stream: ",
+           cudaGetErrorString(e));
+    }
+  }
+  stream_ = stream;
+#else
+  if (stream)
+    fail(TUTTI_ERR_UNSUPPORTED, "tutti_comm_set_stream: tutti was built without CUDA support");
+#endif
+}
+
+int Comm::progress() {
+  // Shared-memory schedules only poll flags: while nothing in flight needs
+  // the transport, poll it only now and then (it still gets to take in
+  // messages that arrive early), which keeps the flag polling tight.
+  bool transport_needed = (++progress_calls_ & 63) == 0;
+  if (direct_ && !direct_->finished()) transport_needed |= direct_->uses_transport();
+  for (size_t i = 0; i < active_.size() && !transport_needed; ++i)
+    transport_needed = active_[i]->uses_transport();
+  const int events = transport_needed ? transport_->progress() : 0;
+  if (direct_ && !direct_->finished() && direct_->poll()) on_finished(*direct_);
+  // Operations may complete in any order; keep the others.
+  for (size_t i = 0; i < active_.size();) {
+    if (active_[i]->poll()) {
+      on_finished(*active_[i]);
+      active_[i] = std::move(active_.back());
+      active_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  // The next shared-memory operation in line starts once the segment is free.
+  while (!shm_waiting_.empty() && (!shm_holder_ || shm_holder_->finished())) {
+    shm_holder_ = std::move(shm_waiting_.front());
+    shm_waiting_.pop_front();
+    if (shm_holder_->poll()) on_finished(*shm_holder_);
+    else active_.push_back(shm_holder_);
+  }
+  return events;
+}
+
+Status Comm::wait(Operation& op, double timeout_s) {
+  Patience patience(*this, timeout_s);
+  while (!op.finished()) {
+    const int events = progress();
+    if (op.finished()) break;
+    if (!patience.after_poll(events > 0)) {
+      const std::string message = timeout_message(op.description(), op.waiting_for(), timeout_s);
+      op.cancel(TUTTI_ERR_TIMEOUT, message);
+      mark_failed(message);
+      // Let the transport release the buffers before returning them.
+      for (int spins = 0; !op.finished() && spins < 1000000; ++spins) progress();
+      if (recorder_) recorder_->write(message);
+      return set_last_error(TUTTI_ERR_TIMEOUT, message);
+    }
+  }
+  if (config_.debug.calls && rank_ == 0)
+    log_line(rank_, str(op.description(), ": ", patience.waited_us(), " us waited",
+                        op.status() == TUTTI_SUCCESS ? "" : ", failed"));
+  if (op.status() != TUTTI_SUCCESS) {
+    if (op.status() == TUTTI_ERR_TRANSPORT) mark_failed(op.error());
+    return set_last_error(op.status(), str(op.description(), ": ", op.error()));
+  }
+  return TUTTI_SUCCESS;
+}
+
+void Comm::on_started(Operation& op, size_t bytes) {
+  if (recorder_) op.trace_id = recorder_->started(op.label(), bytes);
+}
+
+void Comm::on_finished(Operation& op) {
+  if (recorder_) recorder_->finished(op.trace_id, op.status());
+}
+
+void Comm::fail_everything(Status why, const std::string& message) {
+  mark_failed(message);
+  // Queued shared-memory operations never started: they finish at once.
+  for (auto& op : shm_waiting_) {
+    op->cancel(why, message);
+    active_.push_back(op);
+  }
+  shm_waiting_.clear();
+  for (auto& op : active_) op->cancel(why, message);
+  if (direct_) direct_->cancel(why, message);
+}
+
+void Comm::abort() {
+  if (!aborted_) {
+    aborted_ = true;
+    fail_everything(TUTTI_ERR_TRANSPORT, str("aborted by tutti_comm_abort on rank ", rank_));
+  }
+  abort_channel_->notify_all();
+  if (recorder_) recorder_->write(failure_);
+}
+
+bool Comm::poll_remote_abort() {
+  const std::optional<int> from = abort_channel_->poll();
+  if (!from) return false;
+  if (!aborted_) {
+    aborted_ = true;
+    fail_everything(TUTTI_ERR_TRANSPORT,
+                    str("aborted: rank ", *from, " called tutti_comm_abort"));
+    if (recorder_) recorder_->write(failure_);
+  }
+  return true;
+}
+
+void Comm::agree_with_peers(const CollArgs& args) {
+  if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
+  try {
+    signature_check_->agree(args, config_.timeout_s);
+  } catch (const Error& e) {
+    if (e.status() == TUTTI_ERR_TIMEOUT) mark_failed(e.what());
+    throw;
+  }
+}
+
+void Comm::force_algorithm(Collective coll, std::string name) {
+  const int c = static_cast<int>(coll);
+  if (!name.empty() && !algos::find_algorithm(coll, name))
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "'", name, "' is not a ", collective_name(coll),
+         " algorithm; valid: ", algos::algorithm_names(coll));
+  forced_by_api_[c] = !name.empty();
+  forced_[c] = name.empty() ? config_.forced[c] : std::move(name);
+  plans_.clear();  // cached decisions may name another algorithm now
+  last_plan_ = nullptr;
+}
+
+}  // namespace tutti

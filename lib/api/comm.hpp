@@ -1,0 +1,232 @@
+// A tutti communicator: the MPI communicator it came from, the transport its
+// schedules run over, the dispatcher and its configuration, the schedule
+// cache, scratch memory, and the operations in flight.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <deque>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/operation.hpp"
+#include "engine/scratch.hpp"
+#include "node/node_memory.hpp"
+#include "safety/abort_channel.hpp"
+#include "safety/flight_recorder.hpp"
+#include "safety/signature_check.hpp"
+#include "transport/transport.hpp"
+#include "tuning/config.hpp"
+#include "tuning/dispatch.hpp"
+#include "tutti_config.h"
+#if TUTTI_HAVE_CUDA
+#include "cuda/start_order.hpp"
+#endif
+
+struct CUstream_st;  // cudaStream_t, without the CUDA headers
+
+namespace tutti {
+
+struct CommStats {
+  uint64_t collectives = 0;
+  uint64_t mpi_fallbacks = 0;
+  uint64_t refused_fallbacks = 0;
+  uint64_t schedule_cache_hits = 0;
+  uint64_t schedule_builds = 0;
+};
+
+class Comm {
+ public:
+  // Collective over `mpi_comm`. Throws Error.
+  explicit Comm(MPI_Comm mpi_comm);
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const Topology& topology() const { return dispatcher_.topology(); }
+  const Config& config() const { return config_; }
+  const Dispatcher& dispatcher() const { return dispatcher_; }
+  Transport& transport() { return *transport_; }
+  const CommStats& stats() const { return stats_; }
+  // Points at the registry's name (a string literal, so null-terminated).
+  std::string_view last_algorithm() const { return last_algorithm_; }
+
+  // Starts a collective (arguments already validated and in-place
+  // normalised by the API layer; args.memory is Cuda if either buffer is
+  // device memory). Throws Error if it cannot start.
+  std::shared_ptr<Operation> start_collective(const CollArgs& args, const void* in, void* out,
+                                              MemoryType in_mem, MemoryType out_mem);
+  // Runs a collective to the end (a blocking call): the arguments as for
+  // start_collective. Returns its status; throws Error if it cannot start.
+  Status run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
+                      MemoryType out_mem);
+  // Starts a user send or receive.
+  std::shared_ptr<Operation> start_point_to_point(bool is_send, void* buf, size_t bytes,
+                                                  int peer, int tag, MemoryType mem);
+  // The CUDA stream later calls are ordered against (null: none), as
+  // tutti_comm_set_stream documents. Throws Error where CUDA is unavailable
+  // or the stream is not valid.
+  void set_stream(CUstream_st* stream);
+  CUstream_st* stream() const { return stream_; }
+  // Waits for `op`, progressing everything in flight; `timeout_s` <= 0
+  // waits forever. On timeout the operation is cancelled.
+  Status wait(Operation& op, double timeout_s);
+  // One round of progress on everything in flight; returns the number of
+  // transport events (0: nothing happened).
+  int progress();
+
+  void force_algorithm(Collective coll, std::string name);
+  // Which algorithm would run `args`, and why (for tutti-info --explain).
+  Decision explain(const CollArgs& args) const;
+
+  // Set once a call timed out or the transport failed: every later call
+  // fails fast instead of waiting on a peer that may be gone.
+  bool failed() const { return failed_; }
+  // TUTTI_CHECK: agrees with the other ranks on this call (see
+  // safety/signature_check.hpp) before it starts, zero-count calls included.
+  // Throws Error; a timeout marks the communicator failed.
+  void check_agreement(const CollArgs& args) {
+    if (signature_check_) agree_with_peers(args);  // inline: off unless TUTTI_CHECK=1
+  }
+  // False where this process sees no CUDA device: every buffer is host
+  // memory then, and the API skips the per-buffer memory-type lookups.
+  bool device_buffers_possible() const { return device_buffers_possible_; }
+  const std::string& failure() const { return failure_; }
+  // tutti_comm_abort: fails every operation in flight and every later one
+  // here, and tells the other ranks, whose communicators do the same when
+  // they next wait idle.
+  void abort();
+  // Whether another rank aborted; if so, aborts here too. For idle waits.
+  bool poll_remote_abort();
+
+  size_t operations_in_flight() const { return active_.size() + shm_waiting_.size(); }
+
+ private:
+  // Everything the decision and the schedule depend on, except alltoallv's
+  // counts (alltoallv plans are not cached).
+  struct CallKey {
+    Collective coll;
+    size_t count;
+    Datatype dtype;
+    Op op;
+    int root;
+    bool in_place;
+    MemoryType memory;
+    bool operator==(const CallKey&) const = default;
+  };
+  struct CallKeyHash {
+    size_t operator()(const CallKey& k) const;
+  };
+  // What a call signature runs: decided and built once, replayed after.
+  struct Plan {
+    const algos::Algorithm* algorithm = nullptr;
+    AlgoParams params;
+    bool fell_back = false;
+    std::shared_ptr<const Schedule> schedule;  // null for "mpi"
+    bool direct = false;  // a blocking call may run algorithm->run_direct
+  };
+
+  // The cached plan for `args`, or one built into `uncached` (alltoallv).
+  const Plan& plan_for(const CollArgs& args, Plan& uncached);
+  // What every collective call does first: refuses on a failed
+  // communicator, finds the plan, counts, and labels the call.
+  const Plan& begin_call(const CollArgs& args, Plan& uncached, OpLabel& label);
+  // Starts `plan` as an operation in flight (through CUDA ordering, the
+  // shared-segment queue or at once).
+  std::shared_ptr<Operation> launch(const CollArgs& args, const Plan& plan, const OpLabel& label,
+                                    const void* in, void* out, MemoryType in_mem,
+                                    MemoryType out_mem);
+  // Buffers for a schedule on host memory, with the shared segment if any.
+  Buffers host_buffers(const void* in, void* out);
+  // Starts `plan` on buffers all in `mem` memory.
+  std::shared_ptr<Operation> start_plan(const CollArgs& args, const Plan& plan,
+                                        const OpLabel& label, const void* in, void* out,
+                                        MemoryType mem);
+  // A blocking call of a schedule that needs no transport (flags and local
+  // steps: the shared-memory algorithms, or one rank) runs to its end right
+  // here, with no operation object and no progress() round per poll: a
+  // flag found set is acted on at once. `bytes`: for the flight recorder.
+  Status run_in_node(const Plan& plan, const OpLabel& label, const void* in, void* out,
+                     size_t bytes);
+  // A blocking call whose plan is `direct` runs the algorithm's run_direct
+  // (engine/direct_call.hpp), on this stack, waiting through a DirectWait.
+  Status run_direct(const CollArgs& args, const Plan& plan, const OpLabel& label, const void* in,
+                    void* out);
+  // The flight recorder's end of a call run on this stack (run_in_node,
+  // run_direct): its status, and the trace file written on a timeout.
+  void record_end(uint64_t trace, Status status, const std::string& error);
+  class Patience;  // how a blocked call waits between polls
+  class DirectWait;
+  // "<what> timed out after <s> s on rank <r>; still waiting for rank(s) ..."
+  std::string timeout_message(const std::string& what, std::vector<int> waiting,
+                              double timeout_s) const;
+  // Whether a new call must go through cuda::CallOp (a stream is set, or
+  // calls before it wait for theirs).
+  bool ordered_by_cuda() const;
+  void log_decision(const CollArgs& args, const Decision& d);
+  std::string forced_origin(Collective coll) const;
+
+  MPI_Comm mpi_comm_ = MPI_COMM_NULL;  // private duplicate: bootstrap and "mpi" collectives
+  int rank_ = 0, size_ = 1;
+  Config config_;
+  std::unique_ptr<Transport> transport_;
+  Dispatcher dispatcher_;
+  std::array<std::string, kNumCollectives> forced_;
+  std::array<bool, kNumCollectives> forced_by_api_{};
+  std::unordered_map<CallKey, Plan, CallKeyHash> plans_;
+  CallKey last_key_{};
+  const Plan* last_plan_ = nullptr;  // plans_'s entry for last_key_
+  ScratchPool scratch_;
+#if TUTTI_HAVE_CUDA
+  ScratchPool device_scratch_;  // for schedules on device buffers
+  cuda::StartOrder start_order_;
+#endif
+  CUstream_st* stream_ = nullptr;
+  std::vector<std::shared_ptr<Operation>> active_;
+  // Single-node communicators: the shared segment of the shm algorithms,
+  // which one operation at a time may use. The others wait their turn in
+  // call order (the same on every rank, so the queue cannot deadlock).
+  std::unique_ptr<NodeMemory> node_memory_;
+  std::vector<char> direct_scratch_;  // DirectCall::scratch, sized with the plans
+  std::shared_ptr<Operation> shm_holder_;
+  // The blocking call running on the caller's stack (run_blocking), polled
+  // by progress() like the operations in active_.
+  Operation* direct_ = nullptr;
+  std::deque<std::shared_ptr<Operation>> shm_waiting_;
+  uint32_t next_seq_ = 0;
+  uint64_t progress_calls_ = 0;
+  CommStats stats_;
+  bool device_buffers_possible_ = false;  // a CUDA device is usable (fixed per process)
+  std::string_view last_algorithm_ = "";
+  std::set<std::pair<int, int>> logged_decisions_;  // (collective, log2 size bucket)
+  bool failed_ = false;
+  std::unique_ptr<SignatureCheck> signature_check_;  // TUTTI_CHECK=1 only
+  std::unique_ptr<AbortChannel> abort_channel_;
+  bool aborted_ = false;  // here or by another rank's notice
+  std::unique_ptr<FlightRecorder> recorder_;  // TUTTI_TRACE only
+  // From now on every call fails fast with `why` (a timeout, an abort, a
+  // transport failure).
+  void mark_failed(const std::string& why) {
+    failed_ = true;
+    failure_ = why;
+  }
+  // check_agreement's exchange with the other ranks (TUTTI_CHECK=1).
+  void agree_with_peers(const CollArgs& args);
+  // Ends `why` for every operation in flight; marks the communicator failed.
+  void fail_everything(Status why, const std::string& message);
+  // Bookkeeping when an operation has started or finished.
+  void on_started(Operation& op, size_t bytes);
+  void on_finished(Operation& op);
+  std::string failure_;
+};
+
+// Groups ranks by node (MPI_COMM_TYPE_SHARED). Collective over comm.
+Topology discover_topology(MPI_Comm comm);
+
+}  // namespace tutti

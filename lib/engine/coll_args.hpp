@@ -1,0 +1,72 @@
+// What an algorithm knows about one collective call: everything except the
+// buffer addresses, so that the schedule it builds can be cached by this
+// signature and replayed on any buffers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "base/types.hpp"
+
+namespace tutti {
+
+// Algorithm parameters a tuning rule may set; 0 means "the algorithm's default".
+struct AlgoParams {
+  size_t chunk_bytes = 0;  // pipelining granularity for large messages
+  int radix = 0;           // tree fan-out (k-nomial)
+  bool operator==(const AlgoParams&) const = default;
+};
+
+struct CollArgs {
+  Collective coll = Collective::Barrier;
+  // Elements. allreduce/reduce/bcast: the whole vector. allgather, gather,
+  // scatter, alltoall: one rank's block. reduce_scatter: one rank's result
+  // block (like MPI_Reduce_scatter_block). alltoallv: unused (see below).
+  size_t count = 0;
+  Datatype dtype = Datatype::Uint8;
+  Op op = Op::Sum;
+  int root = 0;
+  // MPI in-place semantics, already normalised by the API layer: the input
+  // buffer is (part of) the output buffer. Builders must stay correct when
+  // Input aliases Output this way (see engine/schedule.hpp).
+  bool in_place = false;
+  MemoryType memory = MemoryType::Host;
+  AlgoParams params;
+  // alltoallv only, in elements; valid while the schedule is being built.
+  std::span<const size_t> send_counts, send_displs, recv_counts, recv_displs;
+
+  size_t elem_size() const { return datatype_size(dtype); }
+};
+
+// The "message size" tuning rules and tutti-bench use (the nccl-tests size):
+// the bytes of the largest user buffer of one rank.
+size_t message_bytes(const CollArgs& args, int nranks);
+
+// The inverse: the count that gives a message of `bytes` (rounded down).
+size_t count_for_message_bytes(Collective coll, uint64_t bytes, Datatype dt, int nranks);
+
+std::string describe(const CollArgs& args);  // "allreduce count=.. dtype=.."
+
+// The buffers one rank passes for a call, in bytes; 0 where MPI says the
+// buffer is not significant (e.g. recvbuf of reduce on a non-root rank).
+// bcast has only an output buffer (the root's data is in it).
+struct BufferShape {
+  size_t input_bytes = 0;
+  size_t output_bytes = 0;
+  bool has_input = false;
+  bool has_output = false;
+};
+BufferShape buffer_shape(const CollArgs& args, int rank, int nranks);
+
+// For in-place calls: where the input lives relative to the output. For
+// scatter the root's output lives inside its input instead (input_inside_output
+// false). Both in bytes.
+struct InPlaceLayout {
+  bool input_inside_output = true;
+  size_t offset = 0;
+};
+InPlaceLayout in_place_layout(const CollArgs& args, int rank);
+
+}  // namespace tutti

@@ -1,0 +1,278 @@
+#include "engine/engine.hpp"
+
+#include <chrono>
+#include <cstring>
+
+#include "host/copy.hpp"
+#include "host/memory.hpp"
+
+namespace tutti {
+
+ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> schedule,
+                         const Buffers& bufs, uint32_t seq)
+    : transport_(transport),
+      schedule_(std::move(schedule)),
+      bufs_(bufs),
+      seq_(seq) {
+  if (schedule_->uses_transport) {
+    completions_.resize(schedule_->max_comm_per_round);
+    handled_.resize(schedule_->max_comm_per_round);
+  }
+  if (schedule_->uses_shared && !bufs_.shared) {
+    set_error(TUTTI_ERR_INTERNAL, "a shared-memory schedule ran without a shared segment");
+    finished_ = true;
+  } else if (schedule_->shm_chunks > 0) {
+    half_bytes_ = bufs_.shared->half_bytes();
+    const SharedPort::SlotCall call =
+        bufs_.shared->begin_slot_call(schedule_->slot_area_bytes, schedule_->shm_chunks);
+    swap_halves_ = call.swap_halves;
+    stream_slot_writes_ = call.mode.streaming;
+    probe_slot_writes_ = call.mode.timed;
+    slide_ = call.slide;
+  }
+}
+
+ScheduleRun::~ScheduleRun() {
+  // Never leave the transport writing into memory we are about to free.
+  if (round_posted_ && outstanding_ > 0 && !finished_) {
+    cancel(TUTTI_ERR_INTERNAL, "collective destroyed while in flight");
+    while (!advance()) transport_.progress();
+  }
+}
+
+char* ScheduleRun::address(BufRef ref) const {
+  char* base = nullptr;
+  switch (ref.kind) {
+    case BufKind::Input: base = static_cast<char*>(const_cast<void*>(bufs_.input)); break;
+    case BufKind::Output: base = static_cast<char*>(bufs_.output); break;
+    case BufKind::Scratch: base = static_cast<char*>(bufs_.scratch); break;
+    case BufKind::Shared: {
+      if (!bufs_.shared) return nullptr;
+      size_t offset = ref.offset;
+      if (swap_halves_) offset = offset < half_bytes_ ? offset + half_bytes_ : offset - half_bytes_;
+      return bufs_.shared->segment().data() + offset + slide_;
+    }
+  }
+  return base ? base + ref.offset : nullptr;
+}
+
+MemoryType ScheduleRun::memory(BufRef ref) const {
+  switch (ref.kind) {
+    case BufKind::Input: return bufs_.input_mem;
+    case BufKind::Output: return bufs_.output_mem;
+    case BufKind::Scratch: return bufs_.scratch_mem;
+    case BufKind::Shared: return MemoryType::Host;
+  }
+  return MemoryType::Host;
+}
+
+void ScheduleRun::set_error(Status status, std::string message) {
+  if (status_ != TUTTI_SUCCESS) return;  // keep the first (root) cause
+  status_ = status;
+  error_ = std::move(message);
+}
+
+double ScheduleRun::run_timed(const Step& s) {
+  const auto start = std::chrono::steady_clock::now();
+  run_local(s);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  return took.count();
+}
+
+void ScheduleRun::run_local(const Step& s) {
+  const Schedule& sched = *schedule_;
+  switch (s.kind) {
+    case StepKind::Copy:
+      if (s.dst.kind == BufKind::Shared && stream_slot_writes_ &&
+          s.bytes >= SlotWrites::kMinStreamingBytes && memory(s.src) == MemoryType::Host)
+        host_copy_streaming(address(s.dst), address(s.src), s.bytes);
+      else
+        local_copy(address(s.dst), memory(s.dst), address(s.src), memory(s.src), s.bytes);
+      break;
+    case StepKind::Reduce:
+      local_reduce(address(s.dst), address(s.src), address(s.aux),
+                   s.bytes / datatype_size(sched.dtype), sched.dtype, sched.op, memory(s.dst));
+      break;
+    case StepKind::Divide:
+      local_divide(address(s.dst), s.bytes / datatype_size(sched.dtype), sched.dtype, sched.nranks,
+                   memory(s.dst));
+      break;
+    default: break;
+  }
+}
+
+void ScheduleRun::run_locals(const Round& round) {
+  for (uint32_t i = round.begin; i < round.comm_begin; ++i) {
+    const Step& s = schedule_->steps[i];
+    const bool copy_in = s.kind == StepKind::Copy && s.dst.kind == BufKind::Shared &&
+                         s.src.kind != BufKind::Shared;
+    if (!probe_slot_writes_ || !copy_in || s.bytes < SlotWrites::kMinTimedBytes) {
+      run_local(s);
+      continue;
+    }
+    // A probe times a copy into this rank's slot, then the same copy again
+    // (the lines now in this core's cache), to compare them. The peers
+    // read the slot only after this round's signal, so the repeat is
+    // invisible to them.
+    const double first = run_timed(s);
+    const double again = run_timed(s);
+    bufs_.shared->slot_writes().note_own_copy(first, again);
+  }
+}
+
+void ScheduleRun::post_round() {
+  const Round& round = schedule_->rounds[round_];
+  run_locals(round);
+  outstanding_ = round.end - round.comm_begin;
+  round_posted_ = true;
+  // Receives first, so that most messages find a posted receive.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (uint32_t i = round.comm_begin; i < round.end; ++i) {
+      const Step& s = schedule_->steps[i];
+      const bool is_send = s.kind == StepKind::Send;
+      if (is_send != (pass == 1)) continue;
+      const uint32_t slot = i - round.comm_begin;
+      Completion& c = completions_[slot];
+      c.reset();
+      handled_[slot] = 0;
+      const Tag tag = collective_tag(seq_, s.msg_index);
+      Status st;
+      if (is_send) {
+        st = transport_.send(s.peer, tag, address(s.src), s.bytes, memory(s.src), &c);
+      } else {
+        BufRef landing = s.kind == StepKind::RecvReduce ? s.aux : s.dst;
+        st = transport_.recv(s.peer, tag, address(landing), s.bytes, memory(landing), &c);
+      }
+      if (st != TUTTI_SUCCESS) {
+        // Not posted: count it as finished so the round can drain.
+        c.done = true;
+        c.status = st;
+        c.error = str(is_send ? "posting a send to rank " : "posting a receive from rank ",
+                      s.peer, " failed: ", last_error());
+      }
+    }
+  }
+}
+
+bool ScheduleRun::on_complete(const Step& s, Completion& c) {
+  if (c.status != TUTTI_SUCCESS) {
+    set_error(c.status, c.error.empty() ? str(s.kind == StepKind::Send ? "send to" : "receive from",
+                                              " rank ", s.peer, " failed")
+                                        : c.error);
+    return false;
+  }
+  if (s.kind == StepKind::Send) return true;
+  if (c.bytes != s.bytes) {
+    set_error(TUTTI_ERR_MISMATCH, str("expected ", s.bytes, " bytes from rank ", s.peer, ", got ",
+                                      c.bytes, " (ranks called with different counts?)"));
+    return false;
+  }
+  if (s.kind == StepKind::RecvReduce && !cancelling_ && status_ == TUTTI_SUCCESS) {
+    const Schedule& sched = *schedule_;
+    local_reduce(address(s.dst), address(s.src), address(s.aux),
+                 s.bytes / datatype_size(sched.dtype), sched.dtype, sched.op, memory(s.dst));
+  }
+  return true;
+}
+
+bool ScheduleRun::advance() {
+  if (finished_) return true;
+  return schedule_->uses_transport ? advance_messages() : advance_in_node();
+}
+
+bool ScheduleRun::advance_messages() {
+  const Schedule& sched = *schedule_;
+  for (;;) {
+    if (!round_posted_) {
+      if (round_ == sched.rounds.size() || status_ != TUTTI_SUCCESS) {
+        finished_ = true;
+        return true;
+      }
+      post_round();
+    }
+    const Round& round = sched.rounds[round_];
+    for (uint32_t i = round.comm_begin; i < round.end && outstanding_ > 0; ++i) {
+      const uint32_t slot = i - round.comm_begin;
+      Completion& c = completions_[slot];
+      if (handled_[slot] || !c.done) continue;
+      handled_[slot] = 1;
+      --outstanding_;
+      if (!on_complete(sched.steps[i], c) && !cancelling_) cancel(status_, error_);
+    }
+    if (outstanding_ > 0) return false;
+    ++round_;
+    round_posted_ = false;
+    if (status_ != TUTTI_SUCCESS) {
+      finished_ = true;
+      return true;
+    }
+  }
+}
+
+bool ScheduleRun::advance_in_node() {
+  const Schedule& sched = *schedule_;
+  SharedPort* port = bufs_.shared;
+  for (;;) {
+    if (!round_posted_) {
+      if (round_ == sched.rounds.size() || status_ != TUTTI_SUCCESS) {
+        if (probe_slot_writes_) bufs_.shared->slot_writes().end_probe();
+        finished_ = true;
+        return true;
+      }
+      const Round& round = sched.rounds[round_];
+      run_locals(round);
+      next_flag_ = round.comm_begin;
+      round_posted_ = true;
+    }
+    // The round's signals, then its waits, in step order: a signal waits
+    // for its line to be free, a wait for the peer's signal. In order costs
+    // nothing in latency (all must complete) and needs no per-step state.
+    const Round& round = sched.rounds[round_];
+    for (; next_flag_ < round.end; ++next_flag_) {
+      const Step& s = sched.steps[next_flag_];
+      if (s.kind == StepKind::ShmSignal) {
+        if (!port->can_signal(s.peer)) return false;
+        port->signal(s.peer, s.bytes ? address(s.src) : nullptr, s.bytes);
+      } else {
+        if (!port->arrived(s.peer, s.bytes)) return false;
+        port->take(s.peer, s.bytes ? address(s.dst) : nullptr, s.bytes);  // data in the flag lines
+      }
+    }
+    ++round_;
+    round_posted_ = false;
+  }
+}
+
+void ScheduleRun::cancel(Status why, std::string message) {
+  set_error(why, std::move(message));
+  if (finished_ || cancelling_) return;
+  cancelling_ = true;
+  if (!schedule_->uses_transport) {
+    finished_ = true;  // flags hold nothing to release
+    return;
+  }
+  if (!round_posted_) return;
+  const Round& round = schedule_->rounds[round_];
+  for (uint32_t i = round.comm_begin; i < round.end; ++i) {
+    const uint32_t slot = i - round.comm_begin;
+    if (!handled_[slot] && !completions_[slot].done) transport_.cancel(&completions_[slot]);
+  }
+}
+
+std::vector<int> ScheduleRun::waiting_for() const {
+  std::vector<int> peers;
+  if (finished_ || !round_posted_) return peers;
+  const Round& round = schedule_->rounds[round_];
+  if (!schedule_->uses_transport) {
+    // A signal waits for the peer to free its line, a wait for its signal.
+    for (uint32_t i = next_flag_; i < round.end; ++i) peers.push_back(schedule_->steps[i].peer);
+    return peers;
+  }
+  for (uint32_t i = round.comm_begin; i < round.end; ++i) {
+    const uint32_t slot = i - round.comm_begin;
+    if (!handled_[slot] && !completions_[slot].done) peers.push_back(schedule_->steps[i].peer);
+  }
+  return peers;
+}
+
+}  // namespace tutti

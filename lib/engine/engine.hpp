@@ -1,0 +1,95 @@
+// The engine: runs one rank's Schedule over a Transport, round by round,
+// without blocking. One ScheduleRun is one collective call in flight.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/schedule.hpp"
+#include "node/shared_segment.hpp"
+#include "transport/transport.hpp"
+
+namespace tutti {
+
+struct Buffers {
+  const void* input = nullptr;
+  void* output = nullptr;
+  void* scratch = nullptr;  // at least schedule.scratch_bytes
+  MemoryType input_mem = MemoryType::Host;
+  MemoryType output_mem = MemoryType::Host;
+  MemoryType scratch_mem = MemoryType::Host;
+  // The node's shared segment, for schedules that use one (else null).
+  SharedPort* shared = nullptr;
+};
+
+class ScheduleRun {
+ public:
+  ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> schedule, const Buffers& bufs,
+              uint32_t seq);
+  ~ScheduleRun();
+  ScheduleRun(const ScheduleRun&) = delete;
+  ScheduleRun& operator=(const ScheduleRun&) = delete;
+
+  // Advances as far as possible without waiting; true once finished
+  // (successfully or not: see status()).
+  bool advance();
+  bool finished() const { return finished_; }
+  Status status() const { return status_; }
+  const std::string& error() const { return error_; }
+  // Stops: cancels posted messages; finished() once the transport let go.
+  void cancel(Status why, std::string message);
+  // Peers this rank still waits for in the current round (for timeouts).
+  std::vector<int> waiting_for() const;
+  size_t round() const { return round_; }
+  uint32_t seq() const { return seq_; }
+
+ private:
+  char* address(BufRef ref) const;
+  MemoryType memory(BufRef ref) const;
+  void run_local(const Step& step);
+  // Runs a local step; returns the seconds it took (probe calls,
+  // node/slot_writes.hpp).
+  double run_timed(const Step& step);
+  void run_locals(const Round& round);
+  // The two ways a schedule runs: with messages over the transport, or
+  // (a shared-memory schedule, or one with local steps only) within the
+  // node, where a round's communication is flags polled in step order and
+  // small calls must cost little.
+  bool advance_messages();
+  bool advance_in_node();
+  void post_round();
+  bool on_complete(const Step& step, Completion& c);
+  void set_error(Status status, std::string message);
+
+  Transport& transport_;
+  std::shared_ptr<const Schedule> schedule_;
+  Buffers bufs_;
+  // Shared offsets are built for a first chunk of parity 0; when the
+  // communicator's chunk sequence is at parity 1 the two halves swap.
+  bool swap_halves_ = false;
+  size_t half_bytes_ = 0;
+  size_t slide_ = 0;  // where in its half this call's slots start (SharedPort::take_slide)
+  // Slot writes with streaming stores; a probe call writes normally and
+  // times its copies into the slot instead (node/slot_writes.hpp).
+  bool stream_slot_writes_ = false;
+  bool probe_slot_writes_ = false;
+  uint32_t seq_;
+  size_t round_ = 0;
+  bool round_posted_ = false;
+  bool finished_ = false;
+  bool cancelling_ = false;
+  Status status_ = TUTTI_SUCCESS;
+  std::string error_;
+  // Messages: one completion per communication step of the current round;
+  // the vector is sized once (the largest round) so completions never move.
+  std::vector<Completion> completions_;
+  std::vector<uint8_t> handled_;
+  uint32_t outstanding_ = 0;
+  // In the node: the current round's next signal or wait (they complete in
+  // step order).
+  uint32_t next_flag_ = 0;
+};
+
+}  // namespace tutti

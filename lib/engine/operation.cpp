@@ -1,0 +1,70 @@
+#include "engine/operation.hpp"
+
+namespace tutti {
+
+std::string OpLabel::to_string() const {
+  if (peer >= 0) return str(kind, kind == "send" ? " to rank " : " from rank ", peer, " tag ", tag);
+  return str(kind, " #", seq, " (", algorithm, ")");
+}
+
+ScheduleOp::ScheduleOp(const OpLabel& label, Transport& transport,
+                       std::shared_ptr<const Schedule> schedule, Buffers bufs, uint32_t seq,
+                       ScratchLease scratch)
+    : Operation(label),
+      uses_transport_(schedule->uses_transport),
+      scratch_(std::move(scratch)),
+      run_(transport, std::move(schedule),
+           [&] {
+             bufs.scratch = scratch_.data();
+             return bufs;
+           }(),
+           seq) {}
+
+bool ScheduleOp::advance() {
+  if (!run_.advance()) return false;
+  if (run_.status() != TUTTI_SUCCESS) finish_with(run_.status(), run_.error());
+  return true;
+}
+
+void ScheduleOp::cancel(Status why, const std::string& message) { run_.cancel(why, message); }
+
+PointToPointOp::PointToPointOp(const OpLabel& label, Transport& transport, int peer)
+    : Operation(label), transport_(transport), peer_(peer) {}
+
+Status PointToPointOp::post_send(Tag tag, const void* buf, size_t bytes, MemoryType mem) {
+  return transport_.send(peer_, tag, buf, bytes, mem, &completion_);
+}
+
+Status PointToPointOp::post_recv(Tag tag, void* buf, size_t bytes, MemoryType mem) {
+  is_recv_ = true;
+  expected_bytes_ = bytes;
+  return transport_.recv(peer_, tag, buf, bytes, mem, &completion_);
+}
+
+bool PointToPointOp::advance() {
+  if (!completion_.done) return false;
+  if (completion_.status != TUTTI_SUCCESS)
+    finish_with(completion_.status, completion_.error.empty()
+                                        ? str(is_recv_ ? "receive from" : "send to", " rank ",
+                                              peer_, " failed")
+                                        : completion_.error);
+  else if (is_recv_ && completion_.bytes != expected_bytes_)
+    finish_with(TUTTI_ERR_MISMATCH, str("receive from rank ", peer_, " expected ", expected_bytes_,
+                                        " bytes, the message had ", completion_.bytes));
+  return true;
+}
+
+void PointToPointOp::cancel(Status why, const std::string& message) {
+  finish_with(why, message);
+  if (!completion_.done && !cancelled_) {
+    cancelled_ = true;
+    transport_.cancel(&completion_);
+  }
+}
+
+std::vector<int> PointToPointOp::waiting_for() const {
+  if (completion_.done) return {};
+  return {peer_};
+}
+
+}  // namespace tutti

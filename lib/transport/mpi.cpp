@@ -1,0 +1,152 @@
+#include "transport/mpi.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include "transport/mpi_types.hpp"
+
+namespace tutti {
+namespace {
+// Largest piece of one MPI message (an int count of bytes, kept aligned).
+constexpr size_t kMaxPiece = size_t{1} << 30;
+}  // namespace
+
+MpiTransport::MpiTransport(MPI_Comm comm) {
+  check_mpi(MPI_Comm_dup(comm, &coll_comm_), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_dup(comm, &p2p_comm_), "MPI_Comm_dup");
+  MPI_Comm_set_errhandler(coll_comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &nranks_);
+  int* ub = nullptr;
+  int flag = 0;
+  MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag);
+  if (flag && ub) tag_ub_ = *ub;
+}
+
+MpiTransport::~MpiTransport() {
+  for (Pending* p : pending_) {
+    for (MPI_Request& r : p->requests)
+      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    delete p;
+  }
+  if (coll_comm_ != MPI_COMM_NULL) MPI_Comm_free(&coll_comm_);
+  if (p2p_comm_ != MPI_COMM_NULL) MPI_Comm_free(&p2p_comm_);
+}
+
+void MpiTransport::map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const {
+  if (tag & kTagUserFlag) {
+    *comm = p2p_comm_;
+    *mpi_tag = static_cast<int>(tag & 0x7fffffff);
+    return;
+  }
+  // Collective tags are 40 bits; MPI guarantees only 15. Keep the message
+  // index whole and as many low bits of the sequence number as fit: a clash
+  // needs that many collectives outstanding at once between the same pair.
+  *comm = coll_comm_;
+  *mpi_tag = static_cast<int>(tag % (static_cast<Tag>(tag_ub_) + 1));
+}
+
+Status MpiTransport::post(bool is_send, int peer, Tag tag, void* buf, size_t bytes,
+                          Completion* c) {
+  if (peer < 0 || peer >= nranks_)
+    return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
+  MPI_Comm comm;
+  int mpi_tag;
+  map_tag(tag, &comm, &mpi_tag);
+  auto* p = new Pending{c, {}, 0, !is_send};
+  const size_t pieces = std::max<size_t>(1, (bytes + kMaxPiece - 1) / kMaxPiece);
+  p->requests.resize(pieces, MPI_REQUEST_NULL);
+  for (size_t i = 0; i < pieces; ++i) {
+    char* at = static_cast<char*>(buf) + i * kMaxPiece;
+    // A receive posts its full remaining size per piece so that a longer
+    // message than expected is reported as truncated, not silently split.
+    const int n = static_cast<int>(std::min(kMaxPiece, bytes - std::min(bytes, i * kMaxPiece)));
+    const int rc = is_send ? MPI_Isend(at, n, MPI_BYTE, peer, mpi_tag, comm, &p->requests[i])
+                           : MPI_Irecv(at, n, MPI_BYTE, peer, mpi_tag, comm, &p->requests[i]);
+    if (rc != MPI_SUCCESS) {
+      for (MPI_Request& r : p->requests)
+        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+      delete p;
+      return set_last_error(TUTTI_ERR_TRANSPORT, str(is_send ? "MPI_Isend" : "MPI_Irecv",
+                                                     " failed: ", mpi_error_string(rc)));
+    }
+  }
+  c->handle = p;
+  pending_.push_back(p);
+  return TUTTI_SUCCESS;
+}
+
+Status MpiTransport::send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType,
+                          Completion* c) {
+  return post(true, peer, tag, const_cast<void*>(buf), bytes, c);
+}
+
+Status MpiTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType, Completion* c) {
+  return post(false, peer, tag, buf, bytes, c);
+}
+
+int MpiTransport::progress() {
+  int events = 0;
+  for (size_t i = 0; i < pending_.size();) {
+    Pending* p = pending_[i];
+    bool all_done = true;
+    for (MPI_Request& r : p->requests) {
+      if (r == MPI_REQUEST_NULL) continue;
+      int done = 0;
+      MPI_Status status;
+      const int rc = MPI_Test(&r, &done, &status);
+      if (rc != MPI_SUCCESS) {
+        const int err = rc == MPI_ERR_IN_STATUS ? status.MPI_ERROR : rc;
+        p->completion->status =
+            err == MPI_ERR_TRUNCATE ? TUTTI_ERR_MISMATCH : TUTTI_ERR_TRANSPORT;
+        p->completion->error = str("MPI message ", p->is_recv ? "receive" : "send",
+                                   " failed: ", mpi_error_string(err));
+        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+        r = MPI_REQUEST_NULL;
+        continue;
+      }
+      if (!done) {
+        all_done = false;
+        break;  // pieces complete in order
+      }
+      if (p->is_recv) {
+        int count = 0;
+        MPI_Get_count(&status, MPI_BYTE, &count);
+        p->received += static_cast<size_t>(count);
+      }
+    }
+    if (!all_done) {
+      ++i;
+      continue;
+    }
+    p->completion->bytes = p->received;
+    p->completion->handle = nullptr;
+    p->completion->done = true;
+    delete p;
+    pending_[i] = pending_.back();
+    pending_.pop_back();
+    ++events;
+  }
+  return events;
+}
+
+void MpiTransport::cancel(Completion* c) {
+  auto it = std::find_if(pending_.begin(), pending_.end(),
+                         [c](const Pending* p) { return p->completion == c; });
+  if (it == pending_.end()) return;
+  Pending* p = *it;
+  for (MPI_Request& r : p->requests) {
+    if (r == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&r);
+    MPI_Request_free(&r);
+  }
+  c->status = TUTTI_ERR_TRANSPORT;
+  if (c->error.empty()) c->error = "cancelled";
+  c->handle = nullptr;
+  c->done = true;
+  delete p;
+  pending_.erase(it);
+}
+
+}  // namespace tutti

@@ -1,0 +1,47 @@
+// Schedules over MPI point-to-point (MPI_Isend/MPI_Irecv) on private
+// duplicates of the user's communicator: one for collective messages, one
+// for user point-to-point messages (so user tags pass through unchanged).
+#pragma once
+
+#include <mpi.h>
+
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace tutti {
+
+class MpiTransport : public Transport {
+ public:
+  // Collective over `comm`: duplicates it (twice).
+  explicit MpiTransport(MPI_Comm comm);
+  ~MpiTransport() override;
+
+  std::string_view name() const override { return "mpi"; }
+  int rank() const override { return rank_; }
+  int nranks() const override { return nranks_; }
+  Status send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType mem,
+              Completion* c) override;
+  Status recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem, Completion* c) override;
+  int progress() override;
+  void cancel(Completion* c) override;
+
+ private:
+  // A message may need several MPI messages (MPI counts are ints); they share
+  // the tag, and MPI's ordering rule keeps them in order.
+  struct Pending {
+    Completion* completion;
+    std::vector<MPI_Request> requests;
+    size_t received = 0;
+    bool is_recv = false;
+  };
+  Status post(bool is_send, int peer, Tag tag, void* buf, size_t bytes, Completion* c);
+  void map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const;
+
+  MPI_Comm coll_comm_ = MPI_COMM_NULL, p2p_comm_ = MPI_COMM_NULL;
+  int rank_ = 0, nranks_ = 1;
+  int tag_ub_ = 32767;
+  std::vector<Pending*> pending_;
+};
+
+}  // namespace tutti

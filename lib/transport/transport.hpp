@@ -1,0 +1,77 @@
+// The transport interface the engine runs schedules over: tagged,
+// non-blocking point-to-point messages between the ranks of one
+// communicator. Implementations: UCX (default), MPI point-to-point, and the
+// in-process simulator used by the tests.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/status.hpp"
+#include "base/types.hpp"
+
+namespace tutti {
+
+// A 41-bit message tag. Collective messages carry (sequence number of the
+// collective on the communicator, index of the message between the pair);
+// user point-to-point messages carry the user's tag and a flag bit, so the
+// two can never match each other. Transports add the source rank as needed.
+using Tag = uint64_t;
+inline constexpr int kTagSeqBits = 20;
+inline constexpr int kTagIndexBits = 20;
+inline constexpr uint32_t kTagSeqMask = (1u << kTagSeqBits) - 1;
+inline constexpr uint32_t kMaxMessagesPerPair = 1u << kTagIndexBits;
+inline constexpr Tag kTagUserFlag = Tag{1} << 40;
+inline constexpr Tag kTagBits = 41;
+
+inline Tag collective_tag(uint32_t seq, uint32_t index) {
+  return (Tag{seq & kTagSeqMask} << kTagIndexBits) | index;
+}
+inline Tag user_tag(int tag) { return kTagUserFlag | static_cast<uint32_t>(tag); }
+
+// Filled in by the transport when an operation finishes. Owned by the
+// caller and must stay put until `done` (or until the transport has
+// acknowledged a cancel by setting `done`).
+struct Completion {
+  bool done = false;
+  Status status = TUTTI_SUCCESS;
+  size_t bytes = 0;         // bytes actually received
+  void* handle = nullptr;   // transport-private
+  std::string error;        // detail when status != success
+  void reset() {
+    done = false;
+    status = TUTTI_SUCCESS;
+    bytes = 0;
+    handle = nullptr;
+    error.clear();
+  }
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual std::string_view name() const = 0;
+  virtual int rank() const = 0;
+  virtual int nranks() const = 0;
+
+  // Start a send or receive. A non-success return means nothing was posted
+  // (and last_error says why); otherwise `c` completes later (or already has).
+  // A receive must match a send of exactly `bytes` bytes; a different size
+  // completes it with TUTTI_ERR_MISMATCH.
+  [[nodiscard]] virtual Status send(int peer, Tag tag, const void* buf, size_t bytes,
+                                    MemoryType mem, Completion* c) = 0;
+  [[nodiscard]] virtual Status recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem,
+                                    Completion* c) = 0;
+  // Makes progress; returns how many events it handled (0 = idle).
+  virtual int progress() = 0;
+  // Asks for a pending operation to stop. `c` is marked done (with an error)
+  // immediately or by a later progress() call, after which its buffer is
+  // no longer touched.
+  virtual void cancel(Completion* c) = 0;
+  // Whether this transport can move `mem` memory itself.
+  virtual bool supports(MemoryType mem) const { return mem == MemoryType::Host; }
+};
+
+}  // namespace tutti

@@ -1,0 +1,428 @@
+#include "transport/ucx.hpp"
+
+#include <cstring>
+
+#include "transport/mpi_types.hpp"
+
+namespace tutti {
+namespace {
+
+// The source rank sits above tutti's 41 tag bits, so a receive from one peer
+// never matches a message from another; the top bit marks acknowledgements.
+constexpr int kSourceShift = 41;
+constexpr int kSourceBits = 22;
+constexpr ucp_tag_t kAckFlag = ucp_tag_t{1} << 63;
+constexpr ucp_tag_t kFullMask = ~ucp_tag_t{0};
+
+void check_ucs(ucs_status_t s, const char* what) {
+  if (s != UCS_OK) fail(TUTTI_ERR_TRANSPORT, what, " failed: ", ucs_status_string(s));
+}
+
+Status map_status(ucs_status_t s) {
+  switch (s) {
+    case UCS_OK: return TUTTI_SUCCESS;
+    case UCS_ERR_MESSAGE_TRUNCATED: return TUTTI_ERR_MISMATCH;
+    case UCS_ERR_NO_MEMORY: return TUTTI_ERR_OUT_OF_MEMORY;
+    default: return TUTTI_ERR_TRANSPORT;
+  }
+}
+
+void complete(Completion* c, ucs_status_t status, size_t bytes) {
+  c->status = map_status(status);
+  if (status != UCS_OK) c->error = str("UCX: ", ucs_status_string(status));
+  c->bytes = bytes;
+  c->handle = nullptr;
+  c->done = true;
+}
+
+void on_send_done(void* request, ucs_status_t status, void* user_data) {
+  complete(static_cast<Completion*>(user_data), status, 0);
+  ucp_request_free(request);
+}
+
+void on_recv_done(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                  void* user_data) {
+  complete(static_cast<Completion*>(user_data), status, info ? info->length : 0);
+  ucp_request_free(request);
+}
+
+void on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t) {
+  // Pending requests on the endpoint complete with the error themselves;
+  // remember it so later sends fail fast.
+  *static_cast<bool*>(arg) = true;
+}
+
+}  // namespace
+
+std::string UcxTransport::version() {
+  unsigned major = 0, minor = 0, release = 0;
+  ucp_get_version(&major, &minor, &release);
+  return str(major, ".", minor, ".", release);
+}
+
+UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors)
+    : comm_(comm), peer_errors_(peer_errors) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &nranks_);
+  if (nranks_ > (1 << kSourceBits))
+    fail(TUTTI_ERR_UNSUPPORTED, "the UCX transport supports up to ", 1 << kSourceBits, " ranks");
+
+  ucp_config_t* config = nullptr;
+  check_ucs(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
+  // UCX's rendezvous threshold is pinned to tutti's acknowledgement
+  // threshold (see UcxTransport::kAckBytes): every message UCX may send by
+  // rendezvous must be acknowledged.
+  const ucs_status_t thresh = ucp_config_modify(config, "RNDV_THRESH", std::to_string(kAckBytes).c_str());
+  if (thresh != UCS_OK) {
+    ucp_config_release(config);
+    check_ucs(thresh, "ucp_config_modify(RNDV_THRESH)");
+  }
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
+  params.features = UCP_FEATURE_TAG;
+  params.estimated_num_eps = static_cast<size_t>(nranks_);
+  const ucs_status_t init = ucp_init(&params, config, &context_);
+  ucp_config_release(config);
+  check_ucs(init, "ucp_init");
+
+  ucp_context_attr_t ctx_attr{};
+  ctx_attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+  if (ucp_context_query(context_, &ctx_attr) == UCS_OK) memory_types_ = ctx_attr.memory_types;
+
+  ucp_worker_params_t wparams{};
+  wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+  check_ucs(ucp_worker_create(context_, &wparams, &worker_), "ucp_worker_create");
+
+  ucp_address_t* address = nullptr;
+  size_t length = 0;
+  check_ucs(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address");
+  // One O(P) exchange of all worker addresses.
+  std::vector<int> lengths(static_cast<size_t>(nranks_)), displs(static_cast<size_t>(nranks_));
+  const int my_length = static_cast<int>(length);
+  check_mpi(MPI_Allgather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm),
+            "MPI_Allgather of UCX address lengths");
+  size_t total = 0;
+  address_offsets_.resize(static_cast<size_t>(nranks_) + 1);
+  for (int r = 0; r < nranks_; ++r) {
+    displs[r] = static_cast<int>(total);
+    address_offsets_[r] = total;
+    total += static_cast<size_t>(lengths[r]);
+  }
+  address_offsets_[nranks_] = total;
+  addresses_.resize(total);
+  const int rc = MPI_Allgatherv(address, my_length, MPI_BYTE, addresses_.data(), lengths.data(),
+                                displs.data(), MPI_BYTE, comm);
+  ucp_worker_release_address(worker_, address);
+  check_mpi(rc, "MPI_Allgatherv of UCX addresses");
+  endpoints_.assign(static_cast<size_t>(nranks_), nullptr);
+}
+
+UcxTransport::~UcxTransport() {
+  // All communication is finished on every rank once everyone got here, so
+  // endpoints can be closed without a flush that would need the peer.
+  MPI_Barrier(comm_);
+  for (ucp_ep_h& ep : endpoints_) {
+    if (!ep) continue;
+    ucp_request_param_t param{};
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    param.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    void* req = ucp_ep_close_nbx(ep, &param);
+    if (UCS_PTR_IS_PTR(req)) {
+      while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+      ucp_request_free(req);
+    }
+    ep = nullptr;
+  }
+  if (worker_) ucp_worker_destroy(worker_);
+  if (context_) ucp_cleanup(context_);
+}
+
+ucp_ep_h UcxTransport::endpoint(int peer) {
+  ucp_ep_h& ep = endpoints_[peer];
+  if (ep) return ep;
+  ucp_ep_params_t params{};
+  params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  if (peer_errors_) params.field_mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER;
+  params.address = reinterpret_cast<const ucp_address_t*>(addresses_.data() + address_offsets_[peer]);
+  // Peer failure detection makes UCX 1.13 drop its shared-memory transports
+  // (they cannot report a dead peer) and run everything over TCP, 3-7x
+  // slower within a node; so it is opt-in. Without it a dead peer shows up
+  // as a timeout.
+  params.err_mode = peer_errors_ ? UCP_ERR_HANDLING_MODE_PEER : UCP_ERR_HANDLING_MODE_NONE;
+  params.err_handler.cb = on_endpoint_error;
+  params.err_handler.arg = &failed_peer_;
+  const ucs_status_t s = ucp_ep_create(worker_, &params, &ep);
+  if (s != UCS_OK) {
+    ep = nullptr;
+    set_last_error(TUTTI_ERR_TRANSPORT,
+                   str("UCX: cannot connect to rank ", peer, ": ", ucs_status_string(s)));
+  }
+  return ep;
+}
+
+// A message that is acknowledged (see kAckBytes): done once its own UCX
+// request and the acknowledgement (received, for a send; sent, for a
+// receive) are.
+struct UcxTransport::AckedOp {
+  UcxTransport* transport = nullptr;
+  Completion* user = nullptr;
+  int peer = 0;
+  ucp_tag_t ack_tag = 0;          // the acknowledgement's full UCX tag
+  void* message_request = nullptr;  // while the message runs
+  void* ack_request = nullptr;      // a send's acknowledgement receive, while it runs
+  int running = 0;                // UCX requests of this operation still running
+  bool ack_due = false;           // a receive's message is in; its ack is not yet posted
+  bool cancelled = false;
+  bool finished = false;
+  ucs_status_t status = UCS_OK;   // the first failure
+  size_t bytes = 0;
+};
+
+namespace {
+
+char ack_byte = 0;  // acknowledgements carry no data; UCX wants a buffer anyway
+
+void note(UcxTransport::AckedOp* op, ucs_status_t status) {
+  if (status != UCS_OK && op->status == UCS_OK) op->status = status;
+}
+
+// The common end of every request of an acknowledged operation: keep the
+// first error, count the request as done, let the operation finish if it
+// was the last, and give the request back to UCX.
+void end_part(UcxTransport::AckedOp* op, void* request, ucs_status_t status) {
+  note(op, status);
+  --op->running;
+  op->transport->settle(op);
+  ucp_request_free(request);
+}
+
+void on_acked_send_done(void* request, ucs_status_t status, void* user_data) {
+  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
+  op->message_request = nullptr;
+  end_part(op, request, status);
+}
+
+void on_ack_received(void* request, ucs_status_t status, const ucp_tag_recv_info_t*,
+                     void* user_data) {
+  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
+  op->ack_request = nullptr;
+  end_part(op, request, status);
+}
+
+void on_acked_recv_done(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                        void* user_data) {
+  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
+  op->message_request = nullptr;
+  op->bytes = info ? info->length : 0;
+  // A truncated message was still delivered: its sender waits for the ack.
+  if ((status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED) && !op->cancelled)
+    op->transport->ack_later(op);
+  end_part(op, request, status);
+}
+
+void on_ack_sent(void* request, ucs_status_t status, void* user_data) {
+  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
+  end_part(op, request, status);
+}
+
+}  // namespace
+
+bool UcxTransport::needs_ack(size_t bytes, MemoryType mem) {
+  // UCX picks its own protocols for device memory: acknowledge them all.
+  return bytes >= kAckBytes || mem != MemoryType::Host;
+}
+
+void UcxTransport::ack_later(AckedOp* op) {
+  op->ack_due = true;
+  acks_due_.push_back(op);
+}
+
+void UcxTransport::settle(AckedOp* op) {
+  if (op->finished || op->running > 0 || op->ack_due) return;
+  op->finished = true;
+  ++finished_ops_;
+  if (op->user) {
+    complete(op->user, op->status, op->bytes);
+    op->user = nullptr;
+  }
+}
+
+UcxTransport::AckedOp* UcxTransport::new_acked_op(int peer, ucp_tag_t ack_tag, Completion* c) {
+  auto op = std::make_unique<AckedOp>();
+  op->transport = this;
+  op->user = c;
+  op->peer = peer;
+  op->ack_tag = ack_tag;
+  acked_.push_back(std::move(op));
+  return acked_.back().get();
+}
+
+Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType mem,
+                          Completion* c) {
+  if (peer < 0 || peer >= nranks_)
+    return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
+  ucp_ep_h ep = endpoint(peer);
+  if (!ep) return TUTTI_ERR_TRANSPORT;
+  const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(rank_) << kSourceShift);
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  if (!needs_ack(bytes, mem)) {
+    param.cb.send = on_send_done;
+    param.user_data = c;
+    void* req = ucp_tag_send_nbx(ep, buf, bytes, ucx_tag, &param);
+    if (req == nullptr) {
+      complete(c, UCS_OK, bytes);
+    } else if (UCS_PTR_IS_ERR(req)) {
+      return set_last_error(map_status(UCS_PTR_STATUS(req)), str("UCX send to rank ", peer, ": ",
+                                                                 ucs_status_string(UCS_PTR_STATUS(req))));
+    } else if (!c->done) {
+      c->handle = req;
+    }
+    return TUTTI_SUCCESS;
+  }
+
+  // The acknowledgement's receive goes first: it may arrive soon after.
+  AckedOp* op = new_acked_op(peer, tag | kAckFlag | (static_cast<ucp_tag_t>(peer) << kSourceShift), c);
+  ucp_request_param_t ack_param{};
+  ack_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                           UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  ack_param.cb.recv = on_ack_received;
+  ack_param.user_data = op;
+  void* ack = ucp_tag_recv_nbx(worker_, &ack_byte, 0, op->ack_tag, kFullMask, &ack_param);
+  if (UCS_PTR_IS_ERR(ack)) {
+    op->user = nullptr;
+    settle(op);
+    return set_last_error(map_status(UCS_PTR_STATUS(ack)),
+                          str("UCX receive of an acknowledgement from rank ", peer, ": ",
+                              ucs_status_string(UCS_PTR_STATUS(ack))));
+  }
+  op->ack_request = ack;
+  ++op->running;
+  param.cb.send = on_acked_send_done;
+  param.user_data = op;
+  void* req = ucp_tag_send_nbx(ep, buf, bytes, ucx_tag, &param);
+  if (UCS_PTR_IS_ERR(req)) {
+    // Nothing was sent: withdraw the acknowledgement's receive.
+    op->user = nullptr;
+    op->cancelled = true;
+    ucp_request_cancel(worker_, op->ack_request);
+    return set_last_error(map_status(UCS_PTR_STATUS(req)), str("UCX send to rank ", peer, ": ",
+                                                               ucs_status_string(UCS_PTR_STATUS(req))));
+  }
+  if (req != nullptr) {
+    op->message_request = req;
+    ++op->running;
+  }
+  op->bytes = bytes;
+  if (!c->done) c->handle = op;
+  return TUTTI_SUCCESS;
+}
+
+Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem,
+                          Completion* c) {
+  if (peer < 0 || peer >= nranks_)
+    return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
+  // Completion always comes through the callback, which reports the length
+  // of the message that matched (an immediate completion may not).
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(peer) << kSourceShift);
+  AckedOp* op = nullptr;
+  if (needs_ack(bytes, mem)) {
+    op = new_acked_op(peer, tag | kAckFlag | (static_cast<ucp_tag_t>(rank_) << kSourceShift), c);
+    param.cb.recv = on_acked_recv_done;
+    param.user_data = op;
+  } else {
+    param.cb.recv = on_recv_done;
+    param.user_data = c;
+  }
+  void* req = ucp_tag_recv_nbx(worker_, buf, bytes, ucx_tag, kFullMask, &param);
+  if (UCS_PTR_IS_ERR(req)) {
+    if (op) {
+      op->user = nullptr;
+      settle(op);
+    }
+    const ucs_status_t s = UCS_PTR_STATUS(req);
+    return set_last_error(map_status(s),
+                          str("UCX receive from rank ", peer, ": ", ucs_status_string(s)));
+  }
+  if (op) {
+    op->message_request = req;
+    ++op->running;
+    c->handle = op;
+  } else if (!c->done) {
+    c->handle = req;
+  }
+  return TUTTI_SUCCESS;
+}
+
+void UcxTransport::post_due_acks() {
+  std::vector<AckedOp*> due;
+  due.swap(acks_due_);
+  for (AckedOp* op : due) {
+    if (!op->ack_due) continue;  // cancelled meanwhile
+    op->ack_due = false;
+    ucp_ep_h ep = endpoint(op->peer);
+    if (!ep) {
+      note(op, UCS_ERR_UNREACHABLE);
+    } else {
+      ucp_request_param_t param{};
+      param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+      param.cb.send = on_ack_sent;
+      param.user_data = op;
+      void* req = ucp_tag_send_nbx(ep, &ack_byte, 0, op->ack_tag, &param);
+      if (UCS_PTR_IS_ERR(req)) note(op, UCS_PTR_STATUS(req));
+      else if (req != nullptr) ++op->running;
+    }
+    settle(op);
+  }
+}
+
+int UcxTransport::progress() {
+  int events = static_cast<int>(ucp_worker_progress(worker_));
+  if (!acks_due_.empty()) {
+    events += static_cast<int>(acks_due_.size());
+    post_due_acks();
+  }
+  if (finished_ops_ > 0) {
+    std::erase_if(acked_, [](const std::unique_ptr<AckedOp>& op) {
+      return op->finished && op->running == 0;
+    });
+    finished_ops_ = 0;
+  }
+  return events;
+}
+
+void UcxTransport::cancel(Completion* c) {
+  if (c->done || !c->handle) return;
+  for (const std::unique_ptr<AckedOp>& op : acked_) {
+    if (op.get() != c->handle) continue;
+    // Its requests complete through their callbacks (a send cannot be
+    // cancelled; it completes or fails on its own); no ack is sent any more.
+    op->cancelled = true;
+    op->ack_due = false;
+    if (op->message_request) ucp_request_cancel(worker_, op->message_request);
+    if (op->ack_request) ucp_request_cancel(worker_, op->ack_request);
+    if (op->status == UCS_OK) op->status = UCS_ERR_CANCELED;
+    settle(op.get());
+    return;
+  }
+  // The callback (with UCS_ERR_CANCELED) marks the completion done.
+  ucp_request_cancel(worker_, c->handle);
+}
+
+bool UcxTransport::supports(MemoryType mem) const {
+  if (mem == MemoryType::Host) return true;
+  return (memory_types_ & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;
+}
+
+std::string UcxTransport::describe() const {
+  std::string types = "host";
+  if (memory_types_ & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) types += ", cuda";
+  if (memory_types_ & UCS_BIT(UCS_MEMORY_TYPE_CUDA_MANAGED)) types += ", cuda-managed";
+  return str("ucx ", version(), "; memory types: ", types);
+}
+
+}  // namespace tutti

@@ -1,0 +1,81 @@
+// Schedules over UCX's tag-matching API (UCP): one worker per communicator,
+// endpoints created on first use from worker addresses exchanged with one
+// MPI_Allgatherv at creation (O(P) per rank). UCX picks the wire: shared
+// memory and CMA single-copy within a node, RDMA or TCP between nodes.
+#pragma once
+
+#include <mpi.h>
+#include <ucp/api/ucp.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace tutti {
+
+class UcxTransport : public Transport {
+ public:
+  // Collective over `comm`. peer_errors: ask UCX to detect failed peers
+  // (UCP_ERR_HANDLING_MODE_PEER; see the cost in transport/ucx.cpp).
+  UcxTransport(MPI_Comm comm, bool peer_errors);
+  ~UcxTransport() override;
+
+  std::string_view name() const override { return "ucx"; }
+  int rank() const override { return rank_; }
+  int nranks() const override { return nranks_; }
+  Status send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType mem,
+              Completion* c) override;
+  Status recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem, Completion* c) override;
+  int progress() override;
+  void cancel(Completion* c) override;
+  bool supports(MemoryType mem) const override;
+
+  // Messages of at least this many bytes (and all device-memory messages)
+  // are acknowledged by their receiver with a zero-byte message, and the
+  // send completes only when the acknowledgement arrives; UCX's rendezvous
+  // threshold is set to the same size. Why: a rendezvous ends with a UCX
+  // control message (get: the receiver's ATS; put: the sender's ATP) that
+  // may be left queued in the worker when the peer's shared-memory queue is
+  // full, after the local request has completed. A rank whose collective has
+  // completed returns to the user (who may wait in an MPI call) and stops
+  // progressing the worker, so the control message never leaves and the peer
+  // waits forever: seen as 1-in-5 hangs of 8 MiB tree allreduces on 5
+  // oversubscribed ranks, and in bruck allgathers. An acknowledgement is an
+  // ordinary eager message: its send completes only once it has left, after
+  // anything queued before it, and the other side is still inside tutti
+  // waiting for it.
+  static constexpr size_t kAckBytes = 16 * 1024;
+  struct AckedOp;
+  // For AckedOp's UCX callbacks.
+  void ack_later(AckedOp* op);
+  void settle(AckedOp* op);
+
+  // "ucx 1.13.1; memory types: host" for tutti-info and debug logs.
+  std::string describe() const;
+  // UCX's own version string.
+  static std::string version();
+
+ private:
+  ucp_ep_h endpoint(int peer);
+  static bool needs_ack(size_t bytes, MemoryType mem);
+  AckedOp* new_acked_op(int peer, ucp_tag_t ack_tag, Completion* c);
+  void post_due_acks();
+
+  MPI_Comm comm_;
+  int rank_ = 0, nranks_ = 1;
+  ucp_context_h context_ = nullptr;
+  ucp_worker_h worker_ = nullptr;
+  std::vector<char> addresses_;       // every rank's worker address, concatenated
+  std::vector<size_t> address_offsets_;
+  std::vector<ucp_ep_h> endpoints_;
+  uint64_t memory_types_ = 0;         // UCS_MEMORY_TYPE bits the context supports
+  bool peer_errors_ = false;
+  bool failed_peer_ = false;
+  std::vector<std::unique_ptr<AckedOp>> acked_;  // acknowledged messages in flight
+  std::vector<AckedOp*> acks_due_;                // receives whose ack is to be sent
+  size_t finished_ops_ = 0;                       // finished entries of acked_ to drop
+};
+
+}  // namespace tutti

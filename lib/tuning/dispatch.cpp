@@ -1,0 +1,44 @@
+#include "tuning/dispatch.hpp"
+
+#include "base/status.hpp"
+
+namespace tutti {
+
+Decision Dispatcher::select(const CollArgs& args, const std::string& forced,
+                            const std::string& forced_origin) const {
+  Decision d;
+  // Try one candidate; true if it was taken.
+  auto consider = [&](const std::string& name, const AlgoParams& params,
+                      const std::string& origin) {
+    const algos::Algorithm* algo = algos::find_algorithm(args.coll, name);
+    if (!algo) {
+      d.refused.push_back({name, origin, "no such algorithm for this collective"});
+      return false;
+    }
+    CollArgs with_params = args;
+    with_params.params = params;
+    if (auto why = algo->refuse(with_params, topo_)) {
+      d.refused.push_back({name, origin, *why});
+      return false;
+    }
+    d.algorithm = algo;
+    d.params = params;
+    d.reason = origin;
+    return true;
+  };
+
+  if (!forced.empty() && consider(forced, args.params, forced_origin)) return d;
+
+  // alltoallv sizes differ between ranks, and every rank must reach the
+  // same decision: its rules are matched on size 0.
+  const uint64_t bytes =
+      args.coll == Collective::Alltoallv ? 0 : message_bytes(args, topo_.nranks);
+  const CallShape shape{args.coll, bytes, topo_.nranks, topo_.nnodes, args.memory, args.dtype};
+  for (const TuningTable* table : {&user_, &builtin_tuning()})
+    for (const TuningRule* rule : table->matches(shape))
+      if (consider(rule->algorithm, rule->params, str("rule ", rule->origin))) return d;
+  if (consider("mpi", {}, "no tutti algorithm fits")) return d;
+  fail(TUTTI_ERR_UNSUPPORTED, "no algorithm can run ", describe(args));
+}
+
+}  // namespace tutti

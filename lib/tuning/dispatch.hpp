@@ -1,0 +1,49 @@
+// The dispatcher: picks the algorithm for one call. Candidates, in order:
+// the forced algorithm (tutti_comm_force_algorithm or TUTTI_ALGO_<COLL>),
+// every matching rule of the user's tuning table (TUTTI_TUNE, then the
+// cluster file), every matching built-in rule, and finally "mpi". The first
+// candidate that does not refuse the call wins; every refusal is recorded so
+// that tutti-info --explain and TUTTI_DEBUG=decisions can show it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "algos/registry.hpp"
+#include "tuning/table.hpp"
+
+namespace tutti {
+
+struct Decision {
+  const algos::Algorithm* algorithm = nullptr;
+  AlgoParams params;
+  std::string reason;  // why this one: "forced by TUTTI_ALGO_ALLREDUCE", "rule file:3", ...
+  struct Refused {
+    std::string algorithm, origin, why;
+  };
+  std::vector<Refused> refused;  // candidates tried before, and why they refused
+  // True when a preferred candidate refused and a later one was taken.
+  bool fell_back() const { return !refused.empty(); }
+};
+
+class Dispatcher {
+ public:
+  Dispatcher(TuningTable user_table, Topology topology)
+      : user_(std::move(user_table)), topo_(std::move(topology)) {}
+
+  // `forced` is the algorithm name forced for this collective, or "" (with
+  // `forced_origin` saying who forced it).
+  Decision select(const CollArgs& args, const std::string& forced,
+                  const std::string& forced_origin) const;
+
+  const Topology& topology() const { return topo_; }
+  // The shared segment's data bytes, once the communicator has one.
+  void set_shared_bytes(size_t bytes) { topo_.shared_bytes = bytes; }
+  const TuningTable& user_table() const { return user_; }
+
+ private:
+  TuningTable user_;
+  Topology topo_;
+};
+
+}  // namespace tutti

@@ -1,0 +1,235 @@
+#include "tuning/table.hpp"
+
+#include <cctype>
+
+#include "base/status.hpp"
+
+namespace tutti {
+namespace {
+
+constexpr uint64_t K = 1024, M = K * 1024, G = M * 1024;
+
+uint64_t parse_size(const std::string& text, const std::string& whole) {
+  if (text.empty() || !std::isdigit(static_cast<unsigned char>(text[0])))
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", whole, "': '", text, "' is not a number");
+  size_t pos = 0;
+  uint64_t v = 0;
+  while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+    const uint64_t digit = static_cast<uint64_t>(text[pos] - '0');
+    if (v > (std::numeric_limits<uint64_t>::max() - digit) / 10)
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", whole, "': number too large");
+    v = v * 10 + digit;
+    ++pos;
+  }
+  uint64_t unit = 1;
+  if (pos < text.size()) {
+    switch (std::toupper(static_cast<unsigned char>(text[pos]))) {
+      case 'K': unit = K; break;
+      case 'M': unit = M; break;
+      case 'G': unit = G; break;
+      default:
+        fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", whole, "': unknown suffix in '", text,
+             "' (K, M or G)");
+    }
+    ++pos;
+    if (pos < text.size() && (text[pos] == 'B' || text[pos] == 'b')) ++pos;  // "8KB"
+  }
+  if (pos != text.size())
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", whole, "': trailing '", text.substr(pos), "'");
+  if (v > std::numeric_limits<uint64_t>::max() / unit)
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", whole, "': number too large");
+  return v * unit;
+}
+
+std::string trim(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+}  // namespace
+
+ValueRange parse_range(const std::string& raw) {
+  const std::string text = trim(raw);
+  const size_t dash = text.find('-');
+  if (dash == std::string::npos) {
+    const uint64_t v = parse_size(text, raw);
+    if (v == std::numeric_limits<uint64_t>::max())
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", raw, "': number too large");
+    return {v, v + 1};
+  }
+  ValueRange r;
+  const std::string lo = trim(text.substr(0, dash)), hi = trim(text.substr(dash + 1));
+  r.lo = lo.empty() ? 0 : parse_size(lo, raw);
+  if (!hi.empty()) r.hi = parse_size(hi, raw);
+  if (r.hi <= r.lo)
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "bad range '", raw, "': the upper end must exceed the lower");
+  return r;
+}
+
+std::string format_size(uint64_t v) {
+  if (v >= G && v % G == 0) return str(v / G, "G");
+  if (v >= M && v % M == 0) return str(v / M, "M");
+  if (v >= K && v % K == 0) return str(v / K, "K");
+  return str(v);
+}
+
+std::string format_range(const ValueRange& r) {
+  if (!r.unbounded() && r.hi == r.lo + 1) return format_size(r.lo);
+  return str(format_size(r.lo), "-", r.unbounded() ? "" : format_size(r.hi));
+}
+
+std::string rule_to_string(const TuningRule& r) {
+  std::string out = str(collective_name(r.coll), " bytes=", format_range(r.bytes));
+  const ValueRange any;
+  if (!(r.ranks == any)) out += str(" ranks=", format_range(r.ranks));
+  if (!(r.nodes == any)) out += str(" nodes=", format_range(r.nodes));
+  if (r.memory) out += str(" memory=", memory_type_name(*r.memory));
+  if (r.dtype) out += str(" dtype=", datatype_name(*r.dtype));
+  out += str(" -> ", r.algorithm);
+  if (r.params.chunk_bytes) out += str(" chunk_bytes=", format_size(r.params.chunk_bytes));
+  if (r.params.radix) out += str(" radix=", r.params.radix);
+  return out;
+}
+
+uint64_t tuning_hash(const TuningTable& table) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto add = [&h](std::string_view text) {
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 0x100000001b3ull;
+    }
+  };
+  for (const TuningRule& r : table.rules()) {
+    add(rule_to_string(r));
+    add("\n");
+  }
+  return h;
+}
+
+std::string format_hash(uint64_t hash) {
+  static const char* const kHex = "0123456789abcdef";
+  std::string out = "0x";
+  for (int shift = 60; shift >= 0; shift -= 4) out += kHex[(hash >> shift) & 15];
+  return out;
+}
+
+bool rule_matches(const TuningRule& rule, const CallShape& s) {
+  return rule.coll == s.coll && rule.bytes.contains(s.bytes) &&
+         rule.ranks.contains(static_cast<uint64_t>(s.nranks)) &&
+         rule.nodes.contains(static_cast<uint64_t>(s.nnodes)) &&
+         (!rule.memory || *rule.memory == s.memory) && (!rule.dtype || *rule.dtype == s.dtype);
+}
+
+const TuningRule* TuningTable::match(const CallShape& s) const {
+  for (const TuningRule& rule : rules_)
+    if (rule_matches(rule, s)) return &rule;
+  return nullptr;
+}
+
+std::vector<const TuningRule*> TuningTable::matches(const CallShape& s) const {
+  std::vector<const TuningRule*> out;
+  for (const TuningRule& rule : rules_)
+    if (rule_matches(rule, s)) out.push_back(&rule);
+  return out;
+}
+
+const TuningTable& builtin_tuning() {
+  static const TuningTable table = [] {
+    std::vector<TuningRule> rules;
+    auto add = [&](Collective c, uint64_t lo, uint64_t hi, const char* algo) -> TuningRule& {
+      TuningRule r;
+      r.coll = c;
+      r.bytes = {lo, hi};
+      r.algorithm = algo;
+      r.origin = "built-in";
+      rules.push_back(r);
+      return rules.back();
+    };
+    // Rules for jobs on one node, where the shared segment lets each rank
+    // read and reduce its peers' data in place (one copy, no messages).
+    auto add_one_node = [&](Collective c, uint64_t lo, uint64_t hi, const char* algo,
+                            size_t chunk_bytes) -> TuningRule& {
+      TuningRule& r = add(c, lo, hi, algo);
+      r.nodes = {1, 2};
+      r.ranks.lo = 2;  // a lone rank has no shared segment
+      r.params.chunk_bytes = chunk_bytes;
+      return r;
+    };
+    constexpr uint64_t kAny = std::numeric_limits<uint64_t>::max();
+    // One node, from tutti-tune runs on 2 and 4 ranks (docs/tune-run,
+    // docs/PERFORMANCE.md): the shared-memory algorithms win by 1.3-3x from
+    // 64 KiB up (allreduce 16 MiB on 2 ranks: 2.6 ms against 3.7 ms for the
+    // best point-to-point schedule), and the small allreduce is fastest
+    // through the segment too. Where the segment cannot hold a call, or the
+    // job spans nodes, the algorithm refuses and the general rules below
+    // decide. Since small calls carry their data in the flag lines, reduce
+    // through the segment is level with the tree at 8-64 B and 1.2-7x
+    // faster above, bcast 2.6-5x faster from 512 B, allgather 1.3-2x
+    // faster than recursive doubling up to 4 KiB (tutti-bench, 2 ranks,
+    // 2026-11-24), and the barrier is one flag round
+    // (0.19 us against dissemination's 0.66 on 2 ranks). Since blocking
+    // calls run their schedule directly (Comm::run_blocking), bcast below
+    // 512 B is faster through the segment too: 0.39-0.70 of Open MPI's
+    // time against the tree's 0.51-0.97 (2 ranks, alternating jobs).
+    // Allreduce of 512 KiB-4 MiB on 2 ranks goes point to point (recursive
+    // halving; UCX sends its large messages by rendezvous, here over the
+    // cma transport, where the kernel copies from the peer's buffer in
+    // place): a little faster than the segment when the two cores are
+    // close (1 MiB: 116-144 us against 152-158), and 2x faster when they
+    // are far apart (466-500 us against 1050, Open MPI 480-800), where
+    // every write into the segment first takes the lines back from the
+    // far core (alternating jobs, 2026-11-24, docs/PERFORMANCE.md "The slow
+    // state, second pass"). Below 512 KiB the segment has been faster since
+    // its slots move from call to call (SharedPort::take_slide): 16-256 KiB
+    // in 0.18-0.66 of Open MPI's time against 0.31-0.93 (8 alternating
+    // jobs, cores close; not measured far apart). On 4 ranks the segment
+    // wins at every size (16 KiB: 0.3 of Open MPI's time against 0.8),
+    // and from 4 MiB on 2 ranks (0.5-0.7 against 0.8-0.9).
+    add_one_node(Collective::Allreduce, 512 * K, 4 * M, "recursive_halving", 0).ranks = {2, 3};
+    add_one_node(Collective::Allreduce, 0, kAny, "shm", 256 * K);
+    add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);
+    add_one_node(Collective::Bcast, 0, kAny, "shm", 1 * M);
+    add_one_node(Collective::Allgather, 0, kAny, "shm", 256 * K);
+    // Since the segment needs no closing synchronisation and small calls
+    // run directly, reduce_scatter and alltoall through it are faster
+    // than the point-to-point schedules at every size on 2 and 4 ranks
+    // (alternating jobs, 2026-11-24: reduce_scatter 64 B-4 KiB at 0.5-0.9
+    // of Open MPI's time against 0.8-2.0 for recursive halving; alltoall
+    // 64 B-4 KiB at 0.5-0.9 against 0.9-2.0 for Bruck and pairwise, and
+    // 128 KiB-1 MiB at 0.5-1.0 against 0.6-1.2). Since the slots move from
+    // call to call, that includes alltoall of 8-128 KiB on 2 ranks, which
+    // used to go pairwise: 0.19-0.59 of Open MPI's time against pairwise's
+    // 0.36-1.20 (3 alternating jobs with the cores close, 2026-11-24).
+    add_one_node(Collective::ReduceScatter, 0, kAny, "shm", 256 * K);
+    add_one_node(Collective::Alltoall, 0, kAny, "shm", 256 * K);
+    add_one_node(Collective::Barrier, 0, kAny, "shm", 0);
+    // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes
+    // the ones that move the fewest bytes per rank.
+    add(Collective::Allreduce, 0, 16 * K, "recursive_doubling");
+    add(Collective::Allreduce, 16 * K, 256 * K, "recursive_halving");
+    add(Collective::Allreduce, 256 * K, kAny, "ring");
+    add(Collective::Reduce, 0, 64 * K, "tree");
+    add(Collective::Reduce, 64 * K, kAny, "recursive_halving");
+    add(Collective::Bcast, 0, 64 * K, "tree");
+    add(Collective::Bcast, 64 * K, kAny, "scatter_allgather");
+    add(Collective::Allgather, 0, 64 * K, "recursive_doubling");
+    add(Collective::Allgather, 0, 64 * K, "bruck");
+    add(Collective::Allgather, 64 * K, kAny, "ring");
+    add(Collective::ReduceScatter, 0, 64 * K, "recursive_halving");
+    add(Collective::ReduceScatter, 64 * K, kAny, "ring");
+    add(Collective::Gather, 0, 256 * K, "tree");
+    add(Collective::Gather, 256 * K, kAny, "linear");
+    add(Collective::Scatter, 0, 256 * K, "tree");
+    add(Collective::Scatter, 256 * K, kAny, "linear");
+    add(Collective::Alltoall, 0, 4 * K, "bruck");
+    add(Collective::Alltoall, 0, kAny, "pairwise");
+    add(Collective::Alltoallv, 0, kAny, "pairwise");
+    add(Collective::Barrier, 0, kAny, "dissemination");
+    return TuningTable(std::move(rules));
+  }();
+  return table;
+}
+
+}  // namespace tutti
