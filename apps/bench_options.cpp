@@ -49,6 +49,11 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
                        datatype, op, root, algorithm, in-place and blocking
                        mode; reports wrong results and resident memory
   --seed S             the soak's random sequence                          [1]
+  --soak-max-growth KIB  the soak fails if the largest rank's resident memory
+                       grows by more than this from its half-way call to
+                       its end                                          [4096]
+  --soak-leak KIB      leak KIB per call in the soak's second half (to test
+                       the growth check)                                   [0]
 
 Size = the largest buffer of one rank (nccl-tests convention): allreduce, reduce,
 bcast: the vector; allgather, gather: the gathered result; reduce_scatter,
@@ -127,6 +132,10 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.memory = *m;
     } else if (arg == "--soak") {
       o.soak_calls = parse_int(value(), arg, 1, 1000000000);
+    } else if (arg == "--soak-max-growth") {
+      o.soak_max_growth_kib = parse_int(value(), arg, 0, 1ll << 40);
+    } else if (arg == "--soak-leak") {
+      o.soak_leak_kib = parse_int(value(), arg, 0, 1 << 20);
     } else if (arg == "--seed") {
       o.soak_seed = static_cast<uint64_t>(parse_int(value(), arg, 0, 1ll << 62));
     } else if (arg == "--format") {

@@ -43,6 +43,12 @@ struct BenchOptions {
   // (sizes up to max_bytes, 1 MiB unless --max-bytes is given).
   long soak_calls = 0;
   uint64_t soak_seed = 1;
+  // The soak fails when the largest rank's resident memory at the end
+  // exceeds that at the half-way call by more than this (KiB).
+  long soak_max_growth_kib = 4096;
+  // Testing the growth check: each call of the second half leaks this much
+  // (touched) memory on purpose.
+  long soak_leak_kib = 0;
 };
 
 // Parses argv; prints usage and exits on --help. Throws Error on bad input.

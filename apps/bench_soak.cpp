@@ -3,9 +3,11 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -146,7 +148,12 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   // Scratch buffers and cached schedules grow until every kind of call has
   // been seen at its largest size; "warm" is measured after that point.
   const long warm_at = std::min<long>(o.soak_calls, std::max<long>(1, o.soak_calls / 10));
-  long rss_warm = rss_start, wrong_total = 0, failed_calls = 0, wrong_calls = 0;
+  // Growth is judged from the half-way call on: by then every kind of call
+  // has long been seen, so what grows after it grows with the call count.
+  const long half_at = std::max<long>(warm_at, o.soak_calls / 2);
+  long rss_warm = rss_start, rss_half = rss_start, wrong_total = 0, failed_calls = 0,
+       wrong_calls = 0;
+  std::vector<std::unique_ptr<char[]>> leaked;  // --soak-leak
   if (print)
     std::printf("# tutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu\n",
                 o.soak_calls, nranks, static_cast<unsigned long long>(o.max_bytes),
@@ -171,6 +178,12 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       if (outcome[1] > 0) ++failed_calls;
     }
     if (i == warm_at) rss_warm = max_over_ranks(resident_kib());
+    if (i == half_at) rss_half = max_over_ranks(resident_kib());
+    if (o.soak_leak_kib > 0 && i > half_at) {
+      const size_t bytes = static_cast<size_t>(o.soak_leak_kib) << 10;
+      leaked.emplace_back(new char[bytes]);
+      std::memset(leaked.back().get(), 1, bytes);  // resident, not just reserved
+    }
     if (i % 1000 == 0) {
       const long rss = max_over_ranks(resident_kib());
       if (print)
@@ -179,15 +192,22 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
     }
   }
   const long rss_end = max_over_ranks(resident_kib());
+  const long growth = rss_end - rss_half;
+  const bool grew = growth > o.soak_max_growth_kib;
+  const bool failed = wrong_total || failed_calls || grew;
   if (print) {
-    std::printf("# resident memory (largest rank): start %ld KiB, after %ld calls %ld KiB, end %ld KiB"
-                " (%+ld KiB since call %ld)\n",
-                rss_start, warm_at, rss_warm, rss_end, rss_end - rss_warm, warm_at);
+    std::printf("# resident memory (largest rank): start %ld KiB, after %ld calls %ld KiB, after %ld"
+                " calls %ld KiB, end %ld KiB (%+ld KiB since call %ld, limit %ld)\n",
+                rss_start, warm_at, rss_warm, half_at, rss_half, rss_end, growth, half_at,
+                o.soak_max_growth_kib);
+    if (grew)
+      std::printf("# memory grew by %ld KiB in the second half, over the limit of %ld KiB\n",
+                  growth, o.soak_max_growth_kib);
     std::printf("# %s: %ld calls in %.1f s, %ld wrong elements in %ld calls, %ld failed calls\n",
-                wrong_total || failed_calls ? "FAILED" : "Checked", o.soak_calls, MPI_Wtime() - t0,
-                wrong_total, wrong_calls, failed_calls);
+                failed ? "FAILED" : "Checked", o.soak_calls, MPI_Wtime() - t0, wrong_total,
+                wrong_calls, failed_calls);
   }
-  return wrong_total || failed_calls ? 1 : 0;
+  return failed ? 1 : 0;
 }
 
 }  // namespace tutti::apps

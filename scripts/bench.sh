@@ -10,4 +10,4 @@ cd "$(dirname "$0")/.."
 np=${NP:-2}
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(--op all --check --max-bytes 16M --compare-mpi)
-exec mpirun -np "$np" --bind-to none build/apps/tutti-bench "${args[@]}"
+exec mpirun -np "$np" $(oversubscribe_args "$np") --bind-to none build/apps/tutti-bench "${args[@]}"

@@ -27,12 +27,11 @@ mkdir -p "$out"
 raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT
 
-oversubscribe=()
-[ "$np" -le "$(nproc)" ] || oversubscribe=(--oversubscribe)
+read -ra launch <<<"$(oversubscribe_args "$np")"
 for run in $(seq 1 "$runs"); do
   for coll in $collectives; do
     echo "compare-mpi: run $run/$runs $coll (np=$np)" >&2
-    mpirun -np "$np" "${oversubscribe[@]}" --bind-to none build/apps/tutti-bench \
+    mpirun -np "$np" "${launch[@]}" --bind-to none build/apps/tutti-bench \
       --op "$coll" --compare-mpi --format csv --min-bytes 8 --max-bytes "$max_bytes" \
       --iters "$iters" --warmup 3 "$@" >"$raw/$run-$coll.csv"
   done

@@ -56,7 +56,7 @@ for area in $areas; do
 done
 for transport in ucx mpi; do
   for np in 2 3; do
-    step "mpi-np$np-$transport" env ASAN_OPTIONS=detect_leaks=0 mpirun -np $np --oversubscribe \
+    step "mpi-np$np-$transport" env ASAN_OPTIONS=detect_leaks=0 mpirun -np $np $(oversubscribe_args $np) \
       --bind-to none -x ASAN_OPTIONS -x UBSAN_OPTIONS -x TUTTI_TRANSPORT=$transport \
       -x TUTTI_TIMEOUT=120 $build/tests/mpi/tutti-mpi-tests
   done
@@ -70,7 +70,7 @@ step "tsan-build" ninja -C $tsan tests/unit/tutti-unit-tests
 step "tsan-threads" env TSAN_OPTIONS=halt_on_error=1 $tsan/tests/unit/tutti-unit-tests "[threads]"
 for transport in ucx mpi; do
   for mode in "" --in-place; do
-    step "valgrind-np2-$transport${mode}" mpirun -np 2 --oversubscribe --bind-to none \
+    step "valgrind-np2-$transport${mode}" mpirun -np 2 $(oversubscribe_args 2) --bind-to none \
       -x TUTTI_TRANSPORT=$transport valgrind -q --error-exitcode=1 \
       --suppressions=tests/valgrind/mpi.supp build/apps/tutti-bench --op all --check $mode \
       --min-bytes 8 --max-bytes 256K --step-factor 8 --iters 2 --warmup 1

@@ -178,7 +178,8 @@ int tutti_comm_set_stream(tutti_comm_t comm, void *cuda_stream);
  * TUTTI_ALGO_<COLLECTIVE> environment variable ("allreduce", "ring").
  * algorithm NULL or "" removes the override. */
 int tutti_comm_force_algorithm(tutti_comm_t comm, const char *collective, const char *algorithm);
-/* The algorithm the last collective call on this communicator ran. */
+/* The algorithm the last collective call on this communicator ran: "none"
+ * after a call with nothing to move (count 0), which runs no algorithm. */
 const char *tutti_comm_last_algorithm(tutti_comm_t comm);
 
 typedef struct {

@@ -54,8 +54,10 @@ class Comm {
   const Dispatcher& dispatcher() const { return dispatcher_; }
   Transport& transport() { return *transport_; }
   const CommStats& stats() const { return stats_; }
-  // Points at the registry's name (a string literal, so null-terminated).
+  // Points at the registry's name (a string literal, so null-terminated);
+  // "none" after a call with nothing to move (count 0), which runs nothing.
   std::string_view last_algorithm() const { return last_algorithm_; }
+  void note_empty_call() { last_algorithm_ = "none"; }
 
   // Starts a collective (arguments already validated and in-place
   // normalised by the API layer; args.memory is Cuda if either buffer is

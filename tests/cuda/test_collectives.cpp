@@ -20,9 +20,31 @@ namespace {
 struct Sweep {
   std::vector<std::string> failures;
   size_t cases = 0;
+  // Where set, the algorithm forced for these calls: each call must have
+  // run it, or, where `refusal_expected`, must have been refused by it (and
+  // counted so) and run by another.
+  std::string forced;
+  bool refusal_expected = false;
   void run(const CollArgs& args, uint64_t seed, Placement where, bool nonblocking) {
     ++cases;
+    tutti_comm_stats_t before{}, after{};
+    tutti_comm_stats(world(), &before);
     std::string error = check_on_device(args, seed, where, nonblocking);
+    tutti_comm_stats(world(), &after);
+    // A call with nothing to move runs no algorithm (tutti.h); the sweep
+    // below has none but barriers, which always run one.
+    const bool empty = args.count == 0 && args.coll != Collective::Barrier &&
+                       args.coll != Collective::Alltoallv;
+    if (error.empty() && !forced.empty() && !empty) {
+      const std::string ran = tutti_comm_last_algorithm(world());
+      const uint64_t refused = after.refused_fallbacks - before.refused_fallbacks;
+      if (refusal_expected && (ran == forced || refused != 1))
+        error = str(describe(args), ": '", forced, "' should refuse device buffers, but '", ran,
+                    "' ran (", refused, " refused fallbacks)");
+      if (!refusal_expected && (ran != forced || refused != 0))
+        error = str(describe(args), ": forced '", forced, "' but '", ran, "' ran (", refused,
+                    " refused fallbacks)");
+    }
     if (!error.empty() && failures.size() < 20) failures.push_back(std::move(error));
   }
   void report() {
@@ -76,6 +98,11 @@ TEST_CASE("every algorithm on device buffers", "[collectives]") {
     for (const algos::Algorithm* algo : algos::algorithms_for(coll)) {
       REQUIRE(tutti_comm_force_algorithm(world(), name.c_str(), std::string(algo->name).c_str()) ==
               TUTTI_SUCCESS);
+      sweep.forced = algo->name;
+      // The shared-memory algorithms move host memory only: on device
+      // buffers they refuse (lib/algos/shm_common.hpp), and the call runs
+      // elsewhere. A barrier has no buffers, so its shm runs.
+      sweep.refusal_expected = algo->name == "shm" && coll != Collective::Barrier;
       if (coll == Collective::Barrier) {
         sweep.run(make(coll, 0, Datatype::Uint8, Op::Sum, false, 0), ++seed, {}, false);
         continue;
@@ -93,6 +120,7 @@ TEST_CASE("every algorithm on device buffers", "[collectives]") {
     }
     REQUIRE(tutti_comm_force_algorithm(world(), name.c_str(), nullptr) == TUTTI_SUCCESS);
   }
+  sweep.forced.clear();
   sweep.report();
 }
 

@@ -5,23 +5,41 @@
 #include <catch2/catch.hpp>
 
 #include "algos/registry.hpp"
+#include "base/status.hpp"
 #include "mpi_harness.hpp"
 
 namespace tutti::testing {
 namespace {
 
+// Runs cases and checks each result. Where `forced` names the algorithm
+// forced for them, also that it ran: a refusal would fall back to another
+// algorithm silently and its result would be checked instead.
 struct Sweep {
+  std::string forced;  // "" where the dispatcher chooses
   std::vector<std::string> failures;
   size_t cases = 0;
   void run(const CollArgs& args, uint64_t seed, bool nonblocking) {
     ++cases;
+    tutti_comm_stats_t before{}, after{};
+    tutti_comm_stats(world(), &before);
     std::string error = check_collective(args, seed, nonblocking);
+    tutti_comm_stats(world(), &after);
+    const std::string ran = tutti_comm_last_algorithm(world());
+    // A call with nothing to move runs no algorithm (tutti.h).
+    const bool empty = args.count == 0 && args.coll != Collective::Barrier &&
+                       args.coll != Collective::Alltoallv;
+    const std::string expected = empty ? "none" : forced;
+    if (error.empty() && !forced.empty() &&
+        (ran != expected || after.refused_fallbacks != before.refused_fallbacks))
+      error = str(describe(args), ": forced '", forced, "' but '", ran, "' ran (",
+                  after.refused_fallbacks - before.refused_fallbacks, " refused fallbacks)");
     if (!error.empty() && failures.size() < 20) failures.push_back(std::move(error));
   }
 };
 
 void sweep_algorithm(Collective coll, const std::string& algo, Sweep& sweep) {
   const int p = world_size();
+  sweep.forced = algo;
   REQUIRE(tutti_comm_force_algorithm(world(), std::string(collective_name(coll)).c_str(),
                                      algo.c_str()) == TUTTI_SUCCESS);
   std::vector<int> roots = {0};
