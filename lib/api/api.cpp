@@ -158,7 +158,9 @@ void check_disjoint_blocks(const size_t* counts, const size_t* displs, size_t p,
 // Starts the collective; blocking when req is null.
 int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_request_t* req) {
   Comm& c = *comm->impl;
-  c.check_agreement(args);
+  // TUTTI_CHECK: a blocking call agrees here; a non-blocking one inside its
+  // operation (start_collective), so that it never blocks.
+  if (!req) c.check_agreement(args);
   // Each buffer's memory type, looked up once per call (in place, the two
   // are one buffer) where the process has a CUDA device at all. Mixed host
   // and device buffers are allowed: the call then runs on the device.
@@ -177,9 +179,10 @@ int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_requ
 // Zero-element collectives complete at once, without communication, on
 // every rank alike (the count is the same everywhere).
 int done_at_once(tutti_request_t* req, tutti_comm_t comm, const CollArgs& args) {
-  comm->impl->check_agreement(args);
-  comm->impl->note_empty_call();
-  if (req) *req = open_request(comm, nullptr);
+  Comm& c = *comm->impl;
+  c.note_empty_call();
+  if (req) *req = open_request(comm, c.start_empty_collective(args));
+  else c.check_agreement(args);
   return TUTTI_SUCCESS;
 }
 

@@ -151,6 +151,7 @@ Comm::~Comm() {
   for (auto& op : shm_waiting_) op->cancel(TUTTI_ERR_INVALID_ARGUMENT, "communicator destroyed");
   shm_waiting_.clear();
   for (auto& op : active_) op->cancel(TUTTI_ERR_INVALID_ARGUMENT, "communicator destroyed");
+  checked_waiting_.clear();  // cancelled above: their agreements were let go
   for (int spins = 0; !active_.empty() && spins < 100000; ++spins) progress();
   active_.clear();
   transport_.reset();
@@ -286,7 +287,40 @@ std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const
   Plan uncached;
   OpLabel label;
   const Plan& plan = begin_call(in_args, uncached, label);
+  if (signature_check_) {
+    // Copies: the call starts later, after the plan cache may have changed.
+    auto start = [this, args = in_args, plan = Plan(plan), label, in, out, in_mem, out_mem] {
+      return launch(args, plan, label, in, out, in_mem, out_mem);
+    };
+    return start_checked(std::make_shared<CheckedOp>(label, in_args, std::move(start)));
+  }
   return launch(in_args, plan, label, in, out, in_mem, out_mem);
+}
+
+std::shared_ptr<Operation> Comm::start_empty_collective(const CollArgs& args) {
+  if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
+  if (!signature_check_) return nullptr;
+  const OpLabel label{collective_name(args.coll), "none", next_seq_++};
+  return start_checked(std::make_shared<CheckedOp>(label, args, [] { return nullptr; }));
+}
+
+std::shared_ptr<Operation> Comm::start_checked(std::shared_ptr<CheckedOp> op) {
+  checked_waiting_.push_back(op);
+  active_.push_back(op);
+  start_checked_calls();  // posts its agreement now if it is first in line
+  return op;
+}
+
+void Comm::start_checked_calls() {
+  while (!checked_waiting_.empty()) {
+    CheckedOp& front = *checked_waiting_.front();
+    if (!front.finished()) {  // not cancelled
+      if (!front.agreement_posted()) front.post_agreement(signature_check_->start(front.args()));
+      if (!front.agreement_finished()) return;
+      front.start_call();
+    }
+    checked_waiting_.pop_front();
+  }
 }
 
 std::shared_ptr<Operation> Comm::launch(const CollArgs& in_args, const Plan& plan,
@@ -540,6 +574,7 @@ void Comm::set_stream(CUstream_st* stream) {
 }
 
 int Comm::progress() {
+  if (!checked_waiting_.empty()) start_checked_calls();
   // Shared-memory schedules only poll flags: while nothing in flight needs
   // the transport, poll it only now and then (it still gets to take in
   // messages that arrive early), which keeps the flag polling tight.
@@ -637,6 +672,21 @@ bool Comm::poll_remote_abort() {
 
 void Comm::agree_with_peers(const CollArgs& args) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
+  // Earlier non-blocking calls agree (and start) first: every rank posts the
+  // agreements in call order.
+  if (!checked_waiting_.empty()) {
+    Patience patience(*this, config_.timeout_s);
+    while (!checked_waiting_.empty()) {
+      const int events = progress();
+      if (!patience.after_poll(events > 0)) {
+        const std::string message =
+            str("TUTTI_CHECK: ", describe(args), " waited ", config_.timeout_s,
+                " s for the agreement on an earlier non-blocking call on this communicator");
+        fail_everything(TUTTI_ERR_TIMEOUT, message);
+        fail(TUTTI_ERR_TIMEOUT, message);
+      }
+    }
+  }
   try {
     signature_check_->agree(args, config_.timeout_s);
   } catch (const Error& e) {

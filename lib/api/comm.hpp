@@ -17,6 +17,7 @@
 #include "engine/scratch.hpp"
 #include "node/node_memory.hpp"
 #include "safety/abort_channel.hpp"
+#include "safety/checked_op.hpp"
 #include "safety/flight_recorder.hpp"
 #include "safety/signature_check.hpp"
 #include "transport/transport.hpp"
@@ -61,9 +62,13 @@ class Comm {
 
   // Starts a collective (arguments already validated and in-place
   // normalised by the API layer; args.memory is Cuda if either buffer is
-  // device memory). Throws Error if it cannot start.
+  // device memory). Throws Error if it cannot start. Under TUTTI_CHECK the
+  // agreement on the call is part of the operation: this never blocks.
   std::shared_ptr<Operation> start_collective(const CollArgs& args, const void* in, void* out,
                                               MemoryType in_mem, MemoryType out_mem);
+  // A non-blocking call with nothing to move (count 0): under TUTTI_CHECK
+  // its agreement, else nothing (null: finished at once).
+  std::shared_ptr<Operation> start_empty_collective(const CollArgs& args);
   // Runs a collective to the end (a blocking call): the arguments as for
   // start_collective. Returns its status; throws Error if it cannot start.
   Status run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
@@ -90,9 +95,10 @@ class Comm {
   // Set once a call timed out or the transport failed: every later call
   // fails fast instead of waiting on a peer that may be gone.
   bool failed() const { return failed_; }
-  // TUTTI_CHECK: agrees with the other ranks on this call (see
-  // safety/signature_check.hpp) before it starts, zero-count calls included.
-  // Throws Error; a timeout marks the communicator failed.
+  // TUTTI_CHECK, blocking calls: agrees with the other ranks on this call
+  // (see safety/signature_check.hpp) before it starts, zero-count calls
+  // included, after the agreements of earlier non-blocking calls. Throws
+  // Error; a timeout marks the communicator failed.
   void check_agreement(const CollArgs& args) {
     if (signature_check_) agree_with_peers(args);  // inline: off unless TUTTI_CHECK=1
   }
@@ -209,6 +215,9 @@ class Comm {
   std::set<std::pair<int, int>> logged_decisions_;  // (collective, log2 size bucket)
   bool failed_ = false;
   std::unique_ptr<SignatureCheck> signature_check_;  // TUTTI_CHECK=1 only
+  // Non-blocking calls under TUTTI_CHECK whose call has not started, in
+  // call order: the front's agreement is in flight (one at a time).
+  std::deque<std::shared_ptr<CheckedOp>> checked_waiting_;
   std::unique_ptr<AbortChannel> abort_channel_;
   bool aborted_ = false;  // here or by another rank's notice
   std::unique_ptr<FlightRecorder> recorder_;  // TUTTI_TRACE only
@@ -220,6 +229,12 @@ class Comm {
   }
   // check_agreement's exchange with the other ranks (TUTTI_CHECK=1).
   void agree_with_peers(const CollArgs& args);
+  // TUTTI_CHECK, non-blocking calls: queues `op`; progress() posts its
+  // agreement in turn and starts it.
+  std::shared_ptr<Operation> start_checked(std::shared_ptr<CheckedOp> op);
+  // Advances the agreements of queued checked calls, in call order, and
+  // starts each call whose agreement finished.
+  void start_checked_calls();
   // Ends `why` for every operation in flight; marks the communicator failed.
   void fail_everything(Status why, const std::string& message);
   // Bookkeeping when an operation has started or finished.

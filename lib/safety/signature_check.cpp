@@ -61,7 +61,7 @@ std::string describe_field(Field f, const std::vector<Signature>& all) {
 
 }  // namespace
 
-SignatureCheck::SignatureCheck(MPI_Comm comm) : buffer_(new int64_t[2 * kFields]) {
+SignatureCheck::SignatureCheck(MPI_Comm comm) {
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup (TUTTI_CHECK)");
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
@@ -73,71 +73,145 @@ SignatureCheck::~SignatureCheck() {
   if (comm_ != MPI_COMM_NULL && !abandoned_) MPI_Comm_free(&comm_);
 }
 
-void SignatureCheck::agree(const CollArgs& args, double timeout_s) {
-  const uint64_t call = calls_++;
-  const Signature mine = signature_of(args, call);
+std::unique_ptr<Agreement> SignatureCheck::start(const CollArgs& args) {
+  std::unique_ptr<Agreement> a(new Agreement(*this, args, calls_++));
+  const Signature mine = signature_of(args, a->call_);
+  a->b_->mine = mine;
   // Minimum and maximum of every field in one reduction: min(v), min(-v).
-  int64_t* both = buffer_.get();
   for (int f = 0; f < kFields; ++f) {
-    both[f] = mine[f];
-    both[kFields + f] = -mine[f];
+    a->b_->both[f] = mine[f];
+    a->b_->both[kFields + f] = -mine[f];
   }
-  MPI_Request req = MPI_REQUEST_NULL;
-  check_mpi(MPI_Iallreduce(MPI_IN_PLACE, both, 2 * kFields, MPI_INT64_T, MPI_MIN, comm_, &req),
-            "MPI_Iallreduce (TUTTI_CHECK)");
-  const auto start = std::chrono::steady_clock::now();
-  for (int done = 0;;) {
-    check_mpi(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test (TUTTI_CHECK)");
-    if (done) break;
+  a->post(MPI_Iallreduce(MPI_IN_PLACE, a->b_->both.data(), 2 * kFields, MPI_INT64_T, MPI_MIN,
+                         comm_, &a->request_),
+          "MPI_Iallreduce (TUTTI_CHECK)");
+  return a;
+}
+
+void SignatureCheck::agree(const CollArgs& args, double timeout_s) {
+  const std::unique_ptr<Agreement> a = start(args);
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!a->poll()) {
     sched_yield();
     if (timeout_s > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
-      // MPI can neither cancel nor free a collective's request, and a late
-      // rank completes it: its buffer must outlive this object.
-      abandoned_ = true;
-      (void)buffer_.release();
-      fail(TUTTI_ERR_TIMEOUT, "TUTTI_CHECK: ", describe(args), " (call #", call, ") timed out after ",
-           timeout_s, " s on rank ", rank_,
-           ": at least one rank never made a collective call #", call, " on this communicator");
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s)
+      fail(TUTTI_ERR_TIMEOUT, a->stuck_message(timeout_s));  // ~Agreement abandons the step
+  }
+  if (a->status() != TUTTI_SUCCESS) fail(a->status(), a->error());
+}
+
+Agreement::Agreement(SignatureCheck& check, const CollArgs& args, uint64_t call)
+    : check_(check), args_(args), call_(call), b_(std::make_unique<Buffers>()) {}
+
+Agreement::~Agreement() {
+  if (request_ == MPI_REQUEST_NULL) return;
+  // MPI can neither cancel nor free a collective's request, and a late rank
+  // completes it: its buffers must outlive this object, and the check's
+  // communicator cannot be freed.
+  check_.abandoned_ = true;
+  (void)b_.release();
+}
+
+std::string Agreement::stuck_message(double timeout_s) const {
+  return str("TUTTI_CHECK: ", describe(args_), " (call #", call_, ") timed out after ", timeout_s,
+             " s on rank ", check_.rank_, ": at least one rank never made a collective call #",
+             call_, " on this communicator");
+}
+
+void Agreement::post(int rc, const char* what) { check_mpi(rc, what); }
+
+void Agreement::finish(Status status, std::string error) {
+  status_ = status;
+  error_ = std::move(error);
+  step_ = Step::Done;
+}
+
+bool Agreement::poll() {
+  while (step_ != Step::Done) {
+    int done = 0;
+    check_mpi(MPI_Test(&request_, &done, MPI_STATUS_IGNORE), "MPI_Test (TUTTI_CHECK)");
+    if (!done) return false;
+    request_ = MPI_REQUEST_NULL;
+    Buffers& b = *b_;
+    const MPI_Comm comm = check_.comm_;
+    switch (step_) {
+      case Step::Signature: after_signature(); break;
+      case Step::Counts: after_counts(); break;
+      case Step::FirstBad:
+        if (b.first_bad == check_.size_) {
+          finish(TUTTI_SUCCESS, "");
+          break;
+        }
+        b.length = static_cast<int>(b.mismatch.size());
+        step_ = Step::Length;
+        post(MPI_Ibcast(&b.length, 1, MPI_INT, b.first_bad, comm, &request_), "MPI_Ibcast (TUTTI_CHECK)");
+        break;
+      case Step::Length:
+        b.mismatch.resize(static_cast<size_t>(b.length));
+        step_ = Step::Message;
+        post(MPI_Ibcast(b.mismatch.data(), b.length, MPI_CHAR, b.first_bad, comm, &request_),
+             "MPI_Ibcast (TUTTI_CHECK)");
+        break;
+      case Step::Message:
+        // Everyone fails alike, with the first disagreeing rank's words.
+        finish(TUTTI_ERR_MISMATCH,
+               str("TUTTI_CHECK: alltoallv (call #", call_, "): counts disagree: ", b.mismatch));
+        break;
+      case Step::Gather: {
+        std::string fields;
+        for (int f = 0; f < kFields; ++f)
+          if (b.both[f] != -b.both[kFields + f])
+            fields += str(fields.empty() ? "" : "; ", describe_field(Field(f), b.all));
+        finish(TUTTI_ERR_MISMATCH, str("TUTTI_CHECK: the ranks disagree on collective call #", call_,
+                                       " (this rank: ", describe(args_), "): ", fields));
+        break;
+      }
+      case Step::Done: break;
     }
   }
+  return true;
+}
+
+void Agreement::after_signature() {
+  Buffers& b = *b_;
+  const int size = check_.size_;
   bool agreed = true;
-  for (int f = 0; f < kFields; ++f) agreed = agreed && both[f] == -both[kFields + f];
-
-  if (agreed && args.coll == Collective::Alltoallv) {  // then the pairwise counts
-    // What each peer will send me must be what I expect from it.
-    std::vector<int64_t> sends(static_cast<size_t>(size_)), theirs(static_cast<size_t>(size_));
-    for (int r = 0; r < size_; ++r) sends[r] = static_cast<int64_t>(args.send_counts[r]);
-    check_mpi(MPI_Alltoall(sends.data(), 1, MPI_INT64_T, theirs.data(), 1, MPI_INT64_T, comm_),
-              "MPI_Alltoall (TUTTI_CHECK)");
-    std::string mismatch;
-    for (int r = 0; r < size_ && mismatch.empty(); ++r)
-      if (theirs[r] != static_cast<int64_t>(args.recv_counts[r]))
-        mismatch = str("rank ", rank_, " expects ", args.recv_counts[r], " elements from rank ", r,
-                       ", which sends it ", theirs[r]);
-    // Everyone fails alike, with the first rank's words.
-    int first_bad = mismatch.empty() ? size_ : rank_;
-    check_mpi(MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, comm_),
-              "MPI_Allreduce (TUTTI_CHECK)");
-    if (first_bad == size_) return;
-    int length = static_cast<int>(mismatch.size());
-    check_mpi(MPI_Bcast(&length, 1, MPI_INT, first_bad, comm_), "MPI_Bcast (TUTTI_CHECK)");
-    mismatch.resize(static_cast<size_t>(length));
-    check_mpi(MPI_Bcast(mismatch.data(), length, MPI_CHAR, first_bad, comm_),
-              "MPI_Bcast (TUTTI_CHECK)");
-    fail(TUTTI_ERR_MISMATCH, "TUTTI_CHECK: alltoallv (call #", call, "): counts disagree: ", mismatch);
+  for (int f = 0; f < kFields; ++f) agreed = agreed && b.both[f] == -b.both[kFields + f];
+  if (agreed && args_.coll == Collective::Alltoallv) {
+    // Then the pairwise counts: what each peer will send me must be what I
+    // expect from it.
+    b.sends.resize(static_cast<size_t>(size));
+    b.theirs.resize(static_cast<size_t>(size));
+    for (int r = 0; r < size; ++r) b.sends[r] = static_cast<int64_t>(args_.send_counts[r]);
+    step_ = Step::Counts;
+    post(MPI_Ialltoall(b.sends.data(), 1, MPI_INT64_T, b.theirs.data(), 1, MPI_INT64_T,
+                       check_.comm_, &request_),
+         "MPI_Ialltoall (TUTTI_CHECK)");
+    return;
   }
-  if (agreed) return;
-
+  if (agreed) {
+    finish(TUTTI_SUCCESS, "");
+    return;
+  }
   // Every rank saw the disagreement: gather the exact values to name them.
-  std::vector<Signature> all(static_cast<size_t>(size_));
-  check_mpi(MPI_Allgather(mine.data(), kFields, MPI_INT64_T, all.data(), kFields, MPI_INT64_T, comm_),
-            "MPI_Allgather (TUTTI_CHECK)");
-  std::string fields;
-  for (int f = 0; f < kFields; ++f)
-    if (both[f] != -both[kFields + f]) fields += str(fields.empty() ? "" : "; ", describe_field(Field(f), all));
-  fail(TUTTI_ERR_MISMATCH, "TUTTI_CHECK: the ranks disagree on collective call #", call,
-       " (this rank: ", describe(args), "): ", fields);
+  b.all.resize(static_cast<size_t>(size));
+  step_ = Step::Gather;
+  post(MPI_Iallgather(b.mine.data(), kFields, MPI_INT64_T, b.all.data(), kFields, MPI_INT64_T,
+                      check_.comm_, &request_),
+       "MPI_Iallgather (TUTTI_CHECK)");
+}
+
+void Agreement::after_counts() {
+  Buffers& b = *b_;
+  const int rank = check_.rank_, size = check_.size_;
+  for (int r = 0; r < size && b.mismatch.empty(); ++r)
+    if (b.theirs[r] != static_cast<int64_t>(args_.recv_counts[r]))
+      b.mismatch = str("rank ", rank, " expects ", args_.recv_counts[r], " elements from rank ", r,
+                       ", which sends it ", b.theirs[r]);
+  b.first_bad = b.mismatch.empty() ? size : rank;
+  step_ = Step::FirstBad;
+  post(MPI_Iallreduce(MPI_IN_PLACE, &b.first_bad, 1, MPI_INT, MPI_MIN, check_.comm_, &request_),
+       "MPI_Iallreduce (TUTTI_CHECK)");
 }
 
 }  // namespace tutti

@@ -141,6 +141,79 @@ TEST_CASE("TUTTI_CHECK: a rank that skips a collective makes the others time out
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+TEST_CASE("TUTTI_CHECK: a non-blocking call returns at once while a rank is late", "[check]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c;
+  const int late = p - 1;
+  std::vector<float> in(64, 1.0f), out(64, 0.0f);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == late) usleep(1500 * 1000);
+  const double t0 = MPI_Wtime();
+  tutti_request_t req = nullptr;
+  const int started = tutti_iallreduce(in.data(), out.data(), 64, TUTTI_FLOAT32, TUTTI_SUM, c.comm, &req);
+  const double start_s = MPI_Wtime() - t0;
+  INFO(tutti_last_error() << ", the call took " << start_s << " s");
+  // Before the fix, the early ranks' call itself waited for the late rank.
+  CHECK(all_ranks(started == TUTTI_SUCCESS && req != nullptr && start_s < 0.5));
+  const int waited = tutti_wait(&req);
+  CHECK(all_ranks(waited == TUTTI_SUCCESS && out[63] == static_cast<float>(p)));
+  // A wait's own limit is the one that counts: it can time out now.
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me == late) usleep(1500 * 1000);
+  req = nullptr;
+  REQUIRE(tutti_iallreduce(in.data(), out.data(), 64, TUTTI_FLOAT32, TUTTI_SUM, c.comm, &req) ==
+          TUTTI_SUCCESS);
+  const double t1 = MPI_Wtime();
+  const int st = me == late ? tutti_wait(&req) : tutti_wait_timeout(&req, 0.3);
+  const double wait_s = MPI_Wtime() - t1;
+  INFO(tutti_last_error() << ", waited " << wait_s << " s");
+  CHECK(all_ranks(me == late || (st == TUTTI_ERR_TIMEOUT && wait_s < 1.2)));
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+TEST_CASE("TUTTI_CHECK: ibcast, then a receive the other rank sends before its ibcast", "[check]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c;
+  // Rank 0: ibcast, then receive from rank 1. Rank 1: send to rank 0, then
+  // ibcast. Correct under MPI's rules; it deadlocked when the ibcast's
+  // check blocked until every rank had called it.
+  std::vector<int32_t> data(16, me == 0 ? 7 : 0);
+  int32_t message = me == 1 ? 42 : 0;
+  tutti_request_t req = nullptr;
+  int st = TUTTI_SUCCESS;
+  if (me == 0) {
+    st = tutti_ibcast(data.data(), 16, TUTTI_INT32, 0, c.comm, &req);
+    if (st == TUTTI_SUCCESS) st = tutti_recv(&message, 1, TUTTI_INT32, 1, 5, c.comm);
+  } else if (me == 1) {
+    st = tutti_send(&message, 1, TUTTI_INT32, 0, 5, c.comm);
+    if (st == TUTTI_SUCCESS) st = tutti_ibcast(data.data(), 16, TUTTI_INT32, 0, c.comm, &req);
+  } else {
+    st = tutti_ibcast(data.data(), 16, TUTTI_INT32, 0, c.comm, &req);
+  }
+  if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
+  INFO(tutti_last_error());
+  CHECK(all_ranks(st == TUTTI_SUCCESS && data[15] == 7 && (me != 0 || message == 42)));
+  // A mismatch in a non-blocking call is reported by its wait.
+  req = nullptr;
+  st = tutti_ibcast(data.data(), me == 0 ? 8 : 16, TUTTI_INT32, 0, c.comm, &req);
+  const int waited = st == TUTTI_SUCCESS ? tutti_wait(&req) : st;
+  const std::string e = tutti_last_error();
+  INFO(e);
+  CHECK(all_ranks(st == TUTTI_SUCCESS && waited == TUTTI_ERR_MISMATCH && has(e, "count:")));
+  // Non-blocking and blocking calls interleaved keep their order.
+  std::vector<float> in(32, 1.0f), out_a(32), out_b(32);
+  tutti_request_t a = nullptr, b = nullptr;
+  REQUIRE(tutti_iallreduce(in.data(), out_a.data(), 32, TUTTI_FLOAT32, TUTTI_SUM, c.comm, &a) ==
+          TUTTI_SUCCESS);
+  REQUIRE(tutti_iallreduce(in.data(), out_b.data(), 0, TUTTI_FLOAT32, TUTTI_SUM, c.comm, &b) ==
+          TUTTI_SUCCESS);
+  CHECK(all_ranks(tutti_barrier(c.comm) == TUTTI_SUCCESS));
+  CHECK(all_ranks(tutti_wait(&b) == TUTTI_SUCCESS && tutti_wait(&a) == TUTTI_SUCCESS &&
+                  out_a[31] == static_cast<float>(p)));
+}
+
 }  // namespace tutti::testing
 
 namespace tutti::testing {
