@@ -106,7 +106,8 @@ Comm::Comm(MPI_Comm mpi_comm)
   if (topology().oversubscribed && !config_.spin_set) config_.spin_before_yield = 0;
 #if TUTTI_HAVE_UCX
   if (config_.transport == TransportKind::Ucx) {
-    auto ucx = std::make_unique<UcxTransport>(mpi_comm_, config_.ucx_peer_errors);
+    auto ucx =
+        std::make_unique<UcxTransport>(mpi_comm_, config_.ucx_peer_errors, config_.timeout_s);
     if (config_.debug.transport && rank_ == 0) log_line(rank_, ucx->describe());
     transport_ = std::move(ucx);
   }

@@ -32,11 +32,25 @@ ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> s
   }
 }
 
-ScheduleRun::~ScheduleRun() {
+ScheduleRun::~ScheduleRun() { let_go(); }
+
+void ScheduleRun::let_go() {
   // Never leave the transport writing into memory we are about to free.
-  if (round_posted_ && outstanding_ > 0 && !finished_) {
+  if (!abandoned_ && round_posted_ && outstanding_ > 0 && !finished_) {
     cancel(TUTTI_ERR_INTERNAL, "collective destroyed while in flight");
-    while (!advance()) transport_.progress();
+    const auto give_up = std::chrono::steady_clock::now() +
+                         std::chrono::duration<double>(kCancelGraceSeconds);
+    while (!advance()) {
+      transport_.progress();
+      if (std::chrono::steady_clock::now() > give_up) {
+        // The transport still holds pointers to the completions: they stay
+        // allocated (a moved vector keeps its storage) for as long as the
+        // process lives. The owner keeps its scratch memory too.
+        abandoned_ = true;
+        (void)new std::vector<Completion>(std::move(completions_));
+        break;
+      }
+    }
   }
 }
 

@@ -40,6 +40,17 @@ class ScheduleRun {
   const std::string& error() const { return error_; }
   // Stops: cancels posted messages; finished() once the transport let go.
   void cancel(Status why, std::string message);
+  // If in flight: cancels and waits (at most kCancelGraceSeconds) for the
+  // transport to let go. The destructor does it too.
+  void let_go();
+  // Whether let_go gave up waiting for the transport to let go of a
+  // cancelled round (see kCancelGraceSeconds): the memory it may still
+  // write then stays allocated.
+  bool abandoned() const { return abandoned_; }
+  // How long a run destroyed in flight waits for the transport to let go
+  // of its messages after cancelling them: UCX cannot cancel a send whose
+  // peer never takes it, and no wait in tutti may be endless.
+  static constexpr double kCancelGraceSeconds = 2.0;
   // Peers this rank still waits for in the current round (for timeouts).
   std::vector<int> waiting_for() const;
   size_t round() const { return round_; }
@@ -85,6 +96,7 @@ class ScheduleRun {
   // Messages: one completion per communication step of the current round;
   // the vector is sized once (the largest round) so completions never move.
   std::vector<Completion> completions_;
+  bool abandoned_ = false;
   std::vector<uint8_t> handled_;
   uint32_t outstanding_ = 0;
   // In the node: the current round's next signal or wait (they complete in

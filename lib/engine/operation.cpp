@@ -20,6 +20,13 @@ ScheduleOp::ScheduleOp(const OpLabel& label, Transport& transport,
            }(),
            seq) {}
 
+ScheduleOp::~ScheduleOp() {
+  run_.let_go();
+  // The transport may still write into the scratch memory of a round it
+  // never let go of: the pool must not hand it out again.
+  if (run_.abandoned()) scratch_.keep_until_pool_ends();
+}
+
 bool ScheduleOp::advance() {
   if (!run_.advance()) return false;
   if (run_.status() != TUTTI_SUCCESS) finish_with(run_.status(), run_.error());

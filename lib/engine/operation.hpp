@@ -75,6 +75,7 @@ class ScheduleOp : public Operation {
   ScheduleOp(const OpLabel& label, Transport& transport,
              std::shared_ptr<const Schedule> schedule, Buffers bufs, uint32_t seq,
              ScratchLease scratch);
+  ~ScheduleOp() override;
   bool advance() override;
   void cancel(Status why, const std::string& message) override;
   std::vector<int> waiting_for() const override { return run_.waiting_for(); }

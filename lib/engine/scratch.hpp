@@ -20,6 +20,9 @@ class ScratchLease {
   ScratchLease& operator=(ScratchLease&& o) noexcept;
   ~ScratchLease();
   void* data() const { return data_; }
+  // Never returns the buffer to the pool: it stays in use until the pool
+  // (the communicator, after its transport) is destroyed.
+  void keep_until_pool_ends() { pool_ = nullptr; }
 
  private:
   ScratchPool* pool_ = nullptr;

@@ -1,7 +1,11 @@
 #include "transport/ucx.hpp"
 
+#include <sched.h>
+
+#include <chrono>
 #include <cstring>
 
+#include "base/log.hpp"
 #include "transport/mpi_types.hpp"
 
 namespace tutti {
@@ -60,8 +64,8 @@ std::string UcxTransport::version() {
   return str(major, ".", minor, ".", release);
 }
 
-UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors)
-    : comm_(comm), peer_errors_(peer_errors) {
+UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
+    : comm_(comm), peer_errors_(peer_errors), timeout_s_(timeout_s) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &nranks_);
   if (nranks_ > (1 << kSourceBits))
@@ -119,9 +123,22 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors)
 }
 
 UcxTransport::~UcxTransport() {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_ > 0 ? timeout_s_ : 1e9);
   // All communication is finished on every rank once everyone got here, so
-  // endpoints can be closed without a flush that would need the peer.
-  MPI_Barrier(comm_);
+  // endpoints can be closed without a flush that would need the peer. The
+  // barrier is non-blocking and this worker keeps progressing meanwhile: a
+  // peer may still need a message that only it can send.
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  bool everyone_here = MPI_Ibarrier(comm_, &barrier) == MPI_SUCCESS;
+  for (int done = 0; everyone_here && !done;) {
+    if (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) everyone_here = false;
+    if (!done && ucp_worker_progress(worker_) == 0) sched_yield();
+    if (!done && Clock::now() > deadline) everyone_here = false;
+  }
+  if (!everyone_here)
+    log_line(rank_, "UCX transport: not every rank reached its teardown within TUTTI_TIMEOUT; "
+                    "closing the endpoints regardless");
   for (ucp_ep_h& ep : endpoints_) {
     if (!ep) continue;
     ucp_request_param_t param{};
@@ -129,7 +146,8 @@ UcxTransport::~UcxTransport() {
     param.flags = UCP_EP_CLOSE_FLAG_FORCE;
     void* req = ucp_ep_close_nbx(ep, &param);
     if (UCS_PTR_IS_PTR(req)) {
-      while (ucp_request_check_status(req) == UCS_INPROGRESS) ucp_worker_progress(worker_);
+      while (ucp_request_check_status(req) == UCS_INPROGRESS && Clock::now() < deadline)
+        ucp_worker_progress(worker_);
       ucp_request_free(req);
     }
     ep = nullptr;

@@ -19,7 +19,11 @@ class UcxTransport : public Transport {
  public:
   // Collective over `comm`. peer_errors: ask UCX to detect failed peers
   // (UCP_ERR_HANDLING_MODE_PEER; see the cost in transport/ucx.cpp).
-  UcxTransport(MPI_Comm comm, bool peer_errors);
+  // timeout_s (<= 0: none) bounds the destructor's waits for the peers.
+  UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s);
+  // Collective: waits (at most timeout_s) until every rank got here, still
+  // progressing this worker, so that a peer that needs a message only this
+  // worker can send (a rendezvous's last control message) gets it.
   ~UcxTransport() override;
 
   std::string_view name() const override { return "ucx"; }
@@ -72,6 +76,7 @@ class UcxTransport : public Transport {
   std::vector<ucp_ep_h> endpoints_;
   uint64_t memory_types_ = 0;         // UCS_MEMORY_TYPE bits the context supports
   bool peer_errors_ = false;
+  double timeout_s_ = 0;
   bool failed_peer_ = false;
   std::vector<std::unique_ptr<AckedOp>> acked_;  // acknowledged messages in flight
   std::vector<AckedOp*> acks_due_;                // receives whose ack is to be sent

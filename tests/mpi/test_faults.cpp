@@ -261,6 +261,27 @@ TEST_CASE("without TUTTI_CHECK a skipped collective times out, naming the missin
   CHECK(all_ranks(found));
 }
 
+// A rendezvous send that its peer never takes cannot be cancelled (UCX), so
+// a timed-out call leaves one behind; destroying the communicator must still
+// end (ScheduleRun::kCancelGraceSeconds), not wait for the send forever.
+TEST_CASE("a large message its peer never takes cannot hang the destroy", "[faults]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c(EnvList{{"TUTTI_CHECK", "0"}, {"TUTTI_TIMEOUT", "2"}, {"TUTTI_ALGO_BCAST", "tree"}});
+  const int skipper = p - 1;
+  std::vector<char> data(4 << 20, 1);
+  int st = TUTTI_SUCCESS;
+  if (me != skipper) st = tutti_bcast(data.data(), data.size(), TUTTI_UINT8, 0, c.comm);
+  INFO(tutti_last_error());
+  CHECK(all_ranks(me == skipper || st == TUTTI_ERR_TIMEOUT));
+  const double t0 = MPI_Wtime();
+  CHECK(tutti_comm_destroy(c.comm) == TUTTI_SUCCESS);
+  c.comm = nullptr;
+  const double destroy_s = MPI_Wtime() - t0;
+  INFO("destroy took " << destroy_s << " s");
+  CHECK(all_ranks(destroy_s < 15));
+}
+
 // A blocking allreduce this small runs directly on the flags
 // (engine/direct_call.hpp), with its own waiting loop: it must time out the same.
 TEST_CASE("a small allreduce a rank skips times out on the others, naming it", "[faults]") {
