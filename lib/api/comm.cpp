@@ -100,10 +100,11 @@ Comm::Comm(MPI_Comm mpi_comm)
       config_(Config::from_environment(TUTTI_HAVE_UCX)),
       dispatcher_(make_dispatcher(mpi_comm_, config_, discover_topology(mpi_comm_))) {
   forced_ = config_.forced;
-  // More ranks than CPUs on this node: a spinning rank takes the CPU its
-  // peer needs to make progress, so waits yield at once (unless TUTTI_SPIN
-  // says otherwise).
-  if (topology().oversubscribed && !config_.spin_set) config_.spin_before_yield = 0;
+  // More ranks than CPUs on this node, or the launcher says so: a spinning
+  // rank takes the CPU its peer needs to make progress, so waits yield at
+  // once (unless TUTTI_SPIN says otherwise).
+  if ((topology().oversubscribed || config_.launcher_yields) && !config_.spin_set)
+    config_.spin_before_yield = 0;
 #if TUTTI_HAVE_UCX
   if (config_.transport == TransportKind::Ucx) {
     auto ucx =

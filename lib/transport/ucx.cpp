@@ -2,8 +2,14 @@
 
 #include <sched.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "base/log.hpp"
 #include "transport/mpi_types.hpp"
@@ -56,6 +62,16 @@ void on_endpoint_error(void* arg, ucp_ep_h, ucs_status_t) {
   *static_cast<bool*>(arg) = true;
 }
 
+// FNV-1a of this machine's boot id; 0 if it cannot be read.
+uint64_t boot_id_hash() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  if (!(f >> id) || id.empty()) return 0;
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char ch : id) h = (h ^ ch) * 1099511628211ull;
+  return h == 0 ? 1 : h;
+}
+
 }  // namespace
 
 std::string UcxTransport::version() {
@@ -75,11 +91,17 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
   check_ucs(ucp_config_read(nullptr, nullptr, &config), "ucp_config_read");
   // UCX's rendezvous threshold is pinned to tutti's acknowledgement
   // threshold (see UcxTransport::kAckBytes): every message UCX may send by
-  // rendezvous must be acknowledged.
-  const ucs_status_t thresh = ucp_config_modify(config, "RNDV_THRESH", std::to_string(kAckBytes).c_str());
-  if (thresh != UCS_OK) {
-    ucp_config_release(config);
-    check_ucs(thresh, "ucp_config_modify(RNDV_THRESH)");
+  // rendezvous within a machine must be acknowledged. A user's own
+  // UCX_RNDV_THRESH is kept, and the acknowledgements follow it instead.
+  if (const char* user = std::getenv("UCX_RNDV_THRESH")) {
+    ack_bytes_ = ack_bytes_for(user);
+  } else {
+    const ucs_status_t thresh =
+        ucp_config_modify(config, "RNDV_THRESH", std::to_string(kAckBytes).c_str());
+    if (thresh != UCS_OK) {
+      ucp_config_release(config);
+      check_ucs(thresh, "ucp_config_modify(RNDV_THRESH)");
+    }
   }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
@@ -120,6 +142,17 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
   ucp_worker_release_address(worker_, address);
   check_mpi(rc, "MPI_Allgatherv of UCX addresses");
   endpoints_.assign(static_cast<size_t>(nranks_), nullptr);
+
+  // Which ranks share this machine as UCX sees it: by boot id, not by
+  // hostname (containers on one host have their own hostnames and still
+  // share memory). An unreadable boot id counts as the same machine: the
+  // acknowledgements are then kept, which is always safe.
+  std::vector<uint64_t> boots(static_cast<size_t>(nranks_));
+  const uint64_t mine = boot_id_hash();
+  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, boots.data(), 1, MPI_UINT64_T, comm),
+            "MPI_Allgather of boot ids");
+  same_machine_.resize(static_cast<size_t>(nranks_));
+  for (int r = 0; r < nranks_; ++r) same_machine_[r] = mine == 0 || boots[r] == 0 || boots[r] == mine;
 }
 
 UcxTransport::~UcxTransport() {
@@ -246,9 +279,28 @@ void on_ack_sent(void* request, ucs_status_t status, void* user_data) {
 
 }  // namespace
 
-bool UcxTransport::needs_ack(size_t bytes, MemoryType mem) {
+size_t UcxTransport::ack_bytes_for(const char* rndv_thresh) {
+  const std::string v(rndv_thresh);
+  if (v == "inf") return kAckBytes;
+  char* end = nullptr;
+  const double number = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || number < 0) return 1;
+  std::string unit(end);
+  for (char& ch : unit) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  double scale = 0;
+  if (unit.empty() || unit == "b") scale = 1;
+  else if (unit == "k" || unit == "kb") scale = 1024.0;
+  else if (unit == "m" || unit == "mb") scale = 1024.0 * 1024;
+  else if (unit == "g" || unit == "gb") scale = 1024.0 * 1024 * 1024;
+  if (scale == 0) return 1;
+  const double bytes = number * scale;
+  return bytes >= static_cast<double>(kAckBytes) ? kAckBytes : std::max<size_t>(1, static_cast<size_t>(bytes));
+}
+
+bool UcxTransport::needs_ack(int peer, size_t bytes, MemoryType mem) const {
   // UCX picks its own protocols for device memory: acknowledge them all.
-  return bytes >= kAckBytes || mem != MemoryType::Host;
+  if (mem != MemoryType::Host) return true;
+  return bytes >= ack_bytes_ && same_machine_[static_cast<size_t>(peer)];
 }
 
 void UcxTransport::ack_later(AckedOp* op) {
@@ -285,7 +337,7 @@ Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, Memo
   const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(rank_) << kSourceShift);
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  if (!needs_ack(bytes, mem)) {
+  if (!needs_ack(peer, bytes, mem)) {
     param.cb.send = on_send_done;
     param.user_data = c;
     void* req = ucp_tag_send_nbx(ep, buf, bytes, ucx_tag, &param);
@@ -348,7 +400,7 @@ Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType
                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(peer) << kSourceShift);
   AckedOp* op = nullptr;
-  if (needs_ack(bytes, mem)) {
+  if (needs_ack(peer, bytes, mem)) {
     op = new_acked_op(peer, tag | kAckFlag | (static_cast<ucp_tag_t>(rank_) << kSourceShift), c);
     param.cb.recv = on_acked_recv_done;
     param.user_data = op;

@@ -36,21 +36,30 @@ class UcxTransport : public Transport {
   void cancel(Completion* c) override;
   bool supports(MemoryType mem) const override;
 
-  // Messages of at least this many bytes (and all device-memory messages)
-  // are acknowledged by their receiver with a zero-byte message, and the
-  // send completes only when the acknowledgement arrives; UCX's rendezvous
-  // threshold is set to the same size. Why: a rendezvous ends with a UCX
-  // control message (get: the receiver's ATS; put: the sender's ATP) that
-  // may be left queued in the worker when the peer's shared-memory queue is
-  // full, after the local request has completed. A rank whose collective has
-  // completed returns to the user (who may wait in an MPI call) and stops
-  // progressing the worker, so the control message never leaves and the peer
-  // waits forever: seen as 1-in-5 hangs of 8 MiB tree allreduces on 5
-  // oversubscribed ranks, and in bruck allgathers. An acknowledgement is an
-  // ordinary eager message: its send completes only once it has left, after
-  // anything queued before it, and the other side is still inside tutti
-  // waiting for it.
+  // Messages of at least this many bytes to a rank on the same machine (and
+  // all device-memory messages) are acknowledged by their receiver with a
+  // zero-byte message, and the send completes only when the acknowledgement
+  // arrives; UCX's rendezvous threshold is set to the same size unless the
+  // user set UCX_RNDV_THRESH (then acknowledgements start at the user's
+  // threshold). Why: a rendezvous ends with a UCX control message (get: the
+  // receiver's ATS; put: the sender's ATP) that may be left queued in the
+  // worker when the peer's shared-memory queue is full, after the local
+  // request has completed. A rank whose collective has completed returns to
+  // the user (who may wait in an MPI call) and stops progressing the worker,
+  // so the control message never leaves and the peer waits forever: seen as
+  // 1-in-5 hangs of 8 MiB tree allreduces on 5 oversubscribed ranks, and in
+  // bruck allgathers. An acknowledgement is an ordinary eager message: its
+  // send completes only once it has left, after anything queued before it,
+  // and the other side is still inside tutti waiting for it. Between
+  // machines (a different boot id: UCX then uses no shared memory) messages
+  // are not acknowledged: over TCP an acknowledgement costs a round trip of
+  // 20-60 us per message.
   static constexpr size_t kAckBytes = 16 * 1024;
+  // The acknowledgement threshold for a UCX_RNDV_THRESH value: a size with
+  // an optional unit (b, k/kb, m/mb, g/gb) below kAckBytes, or kAckBytes
+  // ("inf", or larger); 1 (every message) where UCX picks ("auto") or the
+  // value cannot be read.
+  static size_t ack_bytes_for(const char* rndv_thresh);
   struct AckedOp;
   // For AckedOp's UCX callbacks.
   void ack_later(AckedOp* op);
@@ -63,7 +72,7 @@ class UcxTransport : public Transport {
 
  private:
   ucp_ep_h endpoint(int peer);
-  static bool needs_ack(size_t bytes, MemoryType mem);
+  bool needs_ack(int peer, size_t bytes, MemoryType mem) const;
   AckedOp* new_acked_op(int peer, ucp_tag_t ack_tag, Completion* c);
   void post_due_acks();
 
@@ -77,6 +86,8 @@ class UcxTransport : public Transport {
   uint64_t memory_types_ = 0;         // UCS_MEMORY_TYPE bits the context supports
   bool peer_errors_ = false;
   double timeout_s_ = 0;
+  size_t ack_bytes_ = kAckBytes;
+  std::vector<char> same_machine_;  // per rank: the same boot id as this one
   bool failed_peer_ = false;
   std::vector<std::unique_ptr<AckedOp>> acked_;  // acknowledged messages in flight
   std::vector<AckedOp*> acks_due_;                // receives whose ack is to be sent

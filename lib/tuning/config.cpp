@@ -80,6 +80,14 @@ Config Config::from_environment(bool have_ucx) {
       fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_TRANSPORT='", v, "': expected ucx or mpi");
     }
   }
+  // Open MPI's hint to its ranks (set by the user, or by mpirun on a node
+  // it knows to be oversubscribed). Where containers or cgroups hide how
+  // many ranks share the cores, it is the only sign; spinning there costs a
+  // scheduler tick per wait.
+  if (const char* v = env("OMPI_MCA_mpi_yield_when_idle")) {
+    const std::string s(v);
+    cfg.launcher_yields = s == "1" || s == "true" || s == "yes";
+  }
   if (const char* v = env("TUTTI_TIMEOUT")) cfg.timeout_s = parse_number("TUTTI_TIMEOUT", v, 0);
   if (const char* v = env("TUTTI_SPIN")) {
     // An int must hold it (found by fuzzing: 2.7e14 overflowed the cast).

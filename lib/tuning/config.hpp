@@ -27,6 +27,9 @@ struct Config {
   // TUTTI_SPIN: idle progress polls before a waiting rank yields its core.
   int spin_before_yield = 200;
   bool spin_set = false;  // TUTTI_SPIN was given
+  // The MPI launcher asks ranks to yield when idle (Open MPI's
+  // OMPI_MCA_mpi_yield_when_idle=1): tutti's waits yield at once too.
+  bool launcher_yields = false;
   // TUTTI_ALGO_<COLLECTIVE>: forced algorithm per collective ("" = none).
   std::array<std::string, kNumCollectives> forced;
   std::string tune;         // TUTTI_TUNE: inline tuning rules

@@ -162,6 +162,13 @@ TEST_CASE("config: transport, timeout and other values", "[config]") {
   env.set("TUTTI_SPIN", "266666666666600");
   CHECK(error_of() == "TUTTI_SPIN='266666666666600': at most 1e+09 polls");
   env.set("TUTTI_SPIN", std::nullopt);
+  // Open MPI's hint that ranks should yield when idle.
+  env.set("OMPI_MCA_mpi_yield_when_idle", "1");
+  CHECK(Config::from_environment(true).launcher_yields);
+  env.set("OMPI_MCA_mpi_yield_when_idle", "0");
+  CHECK_FALSE(Config::from_environment(true).launcher_yields);
+  env.set("OMPI_MCA_mpi_yield_when_idle", std::nullopt);
+  CHECK_FALSE(Config::from_environment(true).launcher_yields);
   env.set("TUTTI_CHECK", "sometimes");
   CHECK(error_of() == "TUTTI_CHECK='sometimes': expected 1/0, yes/no, true/false or on/off");
   env.set("TUTTI_CHECK", std::nullopt);

@@ -1,0 +1,26 @@
+// The UCX transport's settings that need no peers: which messages it
+// acknowledges when the user set UCX_RNDV_THRESH (transport/ucx.hpp).
+#include <catch2/catch.hpp>
+
+#include "tutti_config.h"
+#if TUTTI_HAVE_UCX
+#include "transport/ucx.hpp"
+
+namespace tutti {
+
+TEST_CASE("a user's UCX_RNDV_THRESH sets where acknowledgements start", "[config]") {
+  constexpr size_t kAck = UcxTransport::kAckBytes;
+  CHECK(UcxTransport::ack_bytes_for("8192") == 8192);
+  CHECK(UcxTransport::ack_bytes_for("8k") == 8192);
+  CHECK(UcxTransport::ack_bytes_for("8KB") == 8192);
+  CHECK(UcxTransport::ack_bytes_for("1mb") == kAck);  // rendezvous only above: kAck covers it
+  CHECK(UcxTransport::ack_bytes_for("inf") == kAck);
+  CHECK(UcxTransport::ack_bytes_for("0") == 1);
+  // UCX picks ("auto") or the value is unreadable: every message.
+  CHECK(UcxTransport::ack_bytes_for("auto") == 1);
+  CHECK(UcxTransport::ack_bytes_for("12parsecs") == 1);
+  CHECK(UcxTransport::ack_bytes_for("") == 1);
+}
+
+}  // namespace tutti
+#endif
