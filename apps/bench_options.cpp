@@ -26,6 +26,11 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
   --warmup N           untimed iterations per size                         [5]
   --batch K            back-to-back calls per timed iteration (time / K), as the
                        OSU benchmarks time; 1 times each call alone          [1]
+  --back-to-back       time the --iters calls as one stream, each call started
+                       as soon as the last returned (no barrier between calls;
+                       all of tutti's calls, then all of MPI's): what a loop of
+                       calls in an application sees. Default: a barrier
+                       before each timed call
   --algorithm NAME     force this algorithm (else the dispatcher chooses)
   --root R             root of rooted collectives                          [0]
   --in-place           use TUTTI_IN_PLACE
@@ -136,6 +141,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.soak_max_growth_kib = parse_int(value(), arg, 0, 1ll << 40);
     } else if (arg == "--soak-leak") {
       o.soak_leak_kib = parse_int(value(), arg, 0, 1 << 20);
+    } else if (arg == "--back-to-back") {
+      o.back_to_back = true;
     } else if (arg == "--seed") {
       o.soak_seed = static_cast<uint64_t>(parse_int(value(), arg, 0, 1ll << 62));
     } else if (arg == "--format") {
@@ -153,6 +160,10 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
     }
   }
   if (o.soak_calls > 0 && !max_bytes_given) o.max_bytes = 1 << 20;
+  if (o.back_to_back && o.batch != 1)
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "--back-to-back and --batch: choose one way of timing");
+  if (o.back_to_back && o.bounds)
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "--bounds times with a barrier per call: drop --back-to-back");
   if (o.min_bytes > o.max_bytes)
     fail(TUTTI_ERR_INVALID_ARGUMENT, "--min-bytes exceeds --max-bytes");
   return o;

@@ -25,6 +25,10 @@ struct BenchOptions {
   // back-to-back calls and divides, as the OSU benchmarks do, which is the
   // per-call latency of a loop of calls.
   int batch = 1;
+  // --back-to-back: the timed calls run one after another with no barrier
+  // between them (all of tutti's, then all of MPI's); each call's time is
+  // from the end of the one before.
+  bool back_to_back = false;
   std::string algorithm;  // forced for every collective; "" = dispatcher
   int root = 0;
   bool in_place = false;

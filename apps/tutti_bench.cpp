@@ -142,10 +142,27 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
     for (int k = 0; k < o.batch; ++k) once();
     return (MPI_Wtime() - t0) / o.batch;
   };
-  for (int i = 0; i < o.iters; ++i) {
-    tutti_s.push_back(timed(call));
-    if (o.compare_mpi) mpi_s.push_back(timed(call_mpi));
-    if (bounds) copy_s.push_back(bounds->timed_copy());
+  // --back-to-back: each call's seconds, from the end of the one before,
+  // with one barrier before the whole stream.
+  auto stream = [&o](auto&& once, std::vector<double>& seconds) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double last = MPI_Wtime();
+    for (int i = 0; i < o.iters; ++i) {
+      once();
+      const double now = MPI_Wtime();
+      seconds.push_back(now - last);
+      last = now;
+    }
+  };
+  if (o.back_to_back) {
+    stream(call, tutti_s);
+    if (o.compare_mpi) stream(call_mpi, mpi_s);
+  } else {
+    for (int i = 0; i < o.iters; ++i) {
+      tutti_s.push_back(timed(call));
+      if (o.compare_mpi) mpi_s.push_back(timed(call_mpi));
+      if (bounds) copy_s.push_back(bounds->timed_copy());
+    }
   }
   row.algorithm = tutti_comm_last_algorithm(job.comm);
   row.time_us = slowest_median_us(tutti_s);

@@ -3,8 +3,10 @@
 # tutti-bench --compare-mpi for every collective, RUNS times, then per size
 # the median over runs of tutti's and MPI's times (each already the median of
 # --iters iterations of the slowest rank), interleaved in one job.
-# Writes docs/perf/<name>.csv, a markdown table <name>.md and a busbw-vs-size
-# plot <name>.png (gnuplot).
+# Both ways of timing (METHODS, default "barrier back-to-back": a barrier
+# before each call, or calls back to back) write docs/perf/<name>-<method>.csv,
+# a markdown table <name>-<method>.md and a busbw-vs-size plot
+# <name>-<method>.png (gnuplot).
 #   NP=2 RUNS=3 ITERS=20 MAX_BYTES=64M NAME=np2 COLLECTIVES="allreduce ..." \
 #     ./scripts/compare-mpi.sh [extra tutti-bench args]
 set -euo pipefail
@@ -28,16 +30,22 @@ raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT
 
 read -ra launch <<<"$(oversubscribe_args "$np")"
+# Both ways of timing, each in its own files (<name>-barrier.*,
+# <name>-back-to-back.*): a barrier before every call, and calls back to back.
+for method in ${METHODS:-barrier back-to-back}; do
+method_args=()
+[ "$method" = back-to-back ] && method_args=(--back-to-back)
+rm -f "$raw"/*.csv
 for run in $(seq 1 "$runs"); do
   for coll in $collectives; do
-    echo "compare-mpi: run $run/$runs $coll (np=$np)" >&2
+    echo "compare-mpi: run $run/$runs $coll (np=$np, $method)" >&2
     mpirun -np "$np" "${launch[@]}" --bind-to none build/apps/tutti-bench \
       --op "$coll" --compare-mpi --format csv --min-bytes 8 --max-bytes "$max_bytes" \
-      --iters "$iters" --warmup 3 "$@" >"$raw/$run-$coll.csv"
+      --iters "$iters" --warmup 3 "${method_args[@]}" "$@" >"$raw/$run-$coll.csv"
   done
 done
 
-python3 - "$raw" "$out/$name" "$np" "$runs" <<'PY'
+python3 - "$raw" "$out/$name-$method" "$np" "$runs" <<'PY'
 import csv, glob, os, statistics, sys, datetime
 raw, base, np_, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 rows = {}
@@ -82,19 +90,20 @@ for coll in sorted({k[0] for k in rows}):
                 f.write(f"{size} {tb} {mb}\n")
 PY
 
-colls=$(ls "$out/$name".*.dat | sed "s|$out/$name\.||; s|\.dat||")
+colls=$(ls "$out/$name-$method".*.dat | sed "s|$out/$name-$method\.||; s|\.dat||")
 n=$(echo "$colls" | wc -w)
 rows_=$(( (n + 1) / 2 ))
 {
   echo "set terminal pngcairo size 1200,$(( 330 * rows_ )) font ',9' noenhanced"
-  echo "set output '$out/$name.png'"
-  echo "set multiplot layout $rows_,2 title 'tutti vs MPI, $name (busbw, GB/s)'"
+  echo "set output '$out/$name-$method.png'"
+  echo "set multiplot layout $rows_,2 title 'tutti vs MPI, $name-$method (busbw, GB/s)'"
   echo "set logscale x 2; set format x '%.0s%cB'; set key top left; set grid"
   for c in $colls; do
     echo "set title '$c'"
-    echo "plot '$out/$name.$c.dat' using 1:2 with linespoints title 'tutti', '' using 1:3 with linespoints title 'MPI'"
+    echo "plot '$out/$name-$method.$c.dat' using 1:2 with linespoints title 'tutti', '' using 1:3 with linespoints title 'MPI'"
   done
   echo "unset multiplot"
 } | gnuplot
-rm -f "$out/$name".*.dat
-echo "compare-mpi: wrote $out/$name.csv, $out/$name.md, $out/$name.png" >&2
+rm -f "$out/$name-$method".*.dat
+echo "compare-mpi: wrote $out/$name-$method.csv, $out/$name-$method.md, $out/$name-$method.png" >&2
+done
