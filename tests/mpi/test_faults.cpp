@@ -61,6 +61,20 @@ bool has(const std::string& text, const std::string& piece) {
   return text.find(piece) != std::string::npos;
 }
 
+// This rank's TUTTI_TRACE file under `prefix` that mentions `marker` (the
+// communicator's index in the name varies), or "" if none; with `remove`,
+// deleted once read.
+std::string trace_of_rank(const std::string& prefix, const std::string& marker, bool remove) {
+  for (int k = 0; k < 64; ++k) {
+    const std::string path = str(prefix, ".rank", world_rank(), ".comm", k);
+    const std::string text = read_file(path);
+    if (!has(text, marker)) continue;
+    if (remove) std::remove(path.c_str());
+    return text;
+  }
+  return "";
+}
+
 }  // namespace
 
 TEST_CASE("TUTTI_CHECK turns mismatched calls into TUTTI_ERR_MISMATCH on every rank", "[check]") {
@@ -244,21 +258,22 @@ TEST_CASE("without TUTTI_CHECK a skipped collective times out, naming the missin
     int named = has(e, str("still waiting for rank(s) ")) && has(e, std::to_string(skipper));
     MPI_Allreduce(MPI_IN_PLACE, &named, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     CHECK(named);
+    // Written at the timeout, before any destroy: the file a user reads
+    // while the job still hangs elsewhere.
+    if (me != skipper) {
+      const std::string text = trace_of_rank(prefix, "allreduce #0", false);
+      INFO(text);
+      CHECK(has(text, "rank " + std::to_string(me) + " of " + std::to_string(p)));
+      CHECK(has(text, "done"));
+      CHECK(has(text, "barrier #1"));
+      CHECK(has(text, "failed: "));
+    }
   }
-  // Written again at destroy; find this rank's file (comm index varies).
-  bool found = false;
-  for (int k = 0; k < 64 && !found; ++k) {
-    const std::string text = read_file(str(prefix, ".rank", me, ".comm", k));
-    if (!has(text, "allreduce #0")) continue;
-    found = true;
-    INFO(text);
-    CHECK(has(text, "rank " + std::to_string(me) + " of " + std::to_string(p)));
-    CHECK(has(text, "done"));
-    if (me != p - 1) CHECK(has(text, "barrier #1"));
-    if (me != p - 1) CHECK(has(text, "failed: "));
-    std::remove(str(prefix, ".rank", me, ".comm", k).c_str());
-  }
-  CHECK(all_ranks(found));
+  // Written again at destroy.
+  const std::string text = trace_of_rank(prefix, "allreduce #0", true);
+  INFO(text);
+  CHECK(all_ranks(has(text, "rank " + std::to_string(me) + " of " + std::to_string(p)) &&
+                  has(text, "done") && (me == p - 1 || has(text, "barrier #1"))));
 }
 
 // A rendezvous send that its peer never takes cannot be cancelled (UCX), so
@@ -310,8 +325,9 @@ TEST_CASE("a small allreduce a rank skips times out on the others, naming it", "
 }
 
 TEST_CASE("tutti_comm_abort fails the operations of every rank", "[faults]") {
-  const int me = world_rank();
-  FaultComm c(EnvList{{"TUTTI_TIMEOUT", "60"}});
+  const int me = world_rank(), p = world_size();
+  const std::string prefix = str("/tmp/tutti-abort-trace-", getppid());
+  FaultComm c(EnvList{{"TUTTI_TIMEOUT", "60"}, {"TUTTI_TRACE", prefix}});
   std::vector<float> in(1000, 1.0f), out(1000);
   if (me == 0) {
     // The others are (or will be) waiting in their allreduce.
@@ -334,6 +350,12 @@ TEST_CASE("tutti_comm_abort fails the operations of every rank", "[faults]") {
     st = tutti_ibarrier(c.comm, &req);
     CHECK(st == TUTTI_ERR_TRANSPORT);
   }
+  // Every rank wrote its trace when the abort reached it, before destroy.
+  const std::string text = trace_of_rank(prefix, "aborted", true);
+  INFO(text);
+  CHECK(all_ranks(has(text, "rank " + std::to_string(me) + " of " + std::to_string(p)) &&
+                  (me != 0 || has(text, "aborted by tutti_comm_abort on rank 0")) &&
+                  (me == 0 || has(text, "rank 0 called tutti_comm_abort"))));
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
