@@ -35,7 +35,10 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
   --root R             root of rooted collectives                          [0]
   --in-place           use TUTTI_IN_PLACE
   --nonblocking        call the tutti_i* variant followed by tutti_wait
-  --check              verify every size on random data; count wrong elements
+  --check              verify every size on random data; count wrong elements:
+                       every timed call (each on one of three inputs in turn;
+                       with --back-to-back the stream's last call) and one
+                       more call on fresh buffers
   --compare-mpi        also time the MPI library's own collective on the same
                        buffers, interleaved iteration by iteration
   --bounds             also measure, interleaved the same way, what the hardware

@@ -128,6 +128,41 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
     testing::call_mpi(mpi_args, bufs.sendbuf(), bufs.recvbuf(), MPI_COMM_WORLD);
   };
 
+  // --check: the timed calls are checked too, each on one of three inputs
+  // in turn (the same input every time could hide a result left over from
+  // the call before). Every rank derives every rank's input, so it knows
+  // its expected result.
+  std::vector<std::pair<Bytes, Bytes>> checked_seeds;  // (my input, my expected output)
+  if (o.check) {
+    std::vector<CollArgs> per_rank(static_cast<size_t>(job.nranks), a);
+    for (int q = 0; q < job.nranks; ++q)
+      per_rank[q].in_place = o.in_place && (!has_root(coll) || q == o.root);
+    for (uint64_t variant = 0; variant < 3; ++variant) {
+      std::vector<Bytes> inputs;
+      for (int q = 0; q < job.nranks; ++q) {
+        const BufferShape s = buffer_shape(per_rank[q], q, job.nranks);
+        size_t n = coll == Collective::Bcast ? s.output_bytes : s.input_bytes;
+        if (coll == Collective::Scatter && q != o.root) n = 0;
+        inputs.push_back(testing::make_input(per_rank[q], q, job.nranks, n, seed + variant * 7919));
+      }
+      Bytes want = testing::reference_outputs(per_rank, inputs)[job.rank];
+      checked_seeds.emplace_back(std::move(inputs[job.rank]), std::move(want));
+    }
+  }
+  long timed_wrong = 0;
+  // Before timed call i: its input. After: its result, counted.
+  auto prepare_checked = [&](int i) {
+    if (!o.check) return;
+    bufs.set_input(checked_seeds[i % 3].first);
+    if (device) device->upload();
+  };
+  auto count_checked = [&](int i) {
+    if (!o.check || status != TUTTI_SUCCESS) return;
+    if (device) device->download();
+    if (buffer_shape(a, job.rank, job.nranks).has_output)
+      timed_wrong += testing::count_wrong(bufs.output(), checked_seeds[i % 3].second, a.dtype);
+  };
+
   if (bounds) bounds->prepare_copy(row.bytes);
   for (int i = 0; i < o.warmup; ++i) {
     call();
@@ -155,11 +190,17 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
     }
   };
   if (o.back_to_back) {
+    // The stream's calls run on one input (resetting it between calls would
+    // break the stream); its last result is checked, before MPI's calls.
+    prepare_checked(0);
     stream(call, tutti_s);
+    if (!a.in_place) count_checked(0);
     if (o.compare_mpi) stream(call_mpi, mpi_s);
   } else {
     for (int i = 0; i < o.iters; ++i) {
+      prepare_checked(i);
       tutti_s.push_back(timed(call));
+      count_checked(i);
       if (o.compare_mpi) mpi_s.push_back(timed(call_mpi));
       if (bounds) copy_s.push_back(bounds->timed_copy());
     }
@@ -186,17 +227,7 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
   }
 
   if (o.check) {
-    // Every rank derives every rank's input, so it knows its expected result.
-    std::vector<CollArgs> per_rank(static_cast<size_t>(job.nranks), a);
-    std::vector<Bytes> inputs;
-    for (int q = 0; q < job.nranks; ++q) {
-      per_rank[q].in_place = o.in_place && (!has_root(coll) || q == o.root);
-      const BufferShape s = buffer_shape(per_rank[q], q, job.nranks);
-      size_t n = coll == Collective::Bcast ? s.output_bytes : s.input_bytes;
-      if (coll == Collective::Scatter && q != o.root) n = 0;
-      inputs.push_back(testing::make_input(per_rank[q], q, job.nranks, n, seed));
-    }
-    const Bytes want = testing::reference_outputs(per_rank, inputs)[job.rank];
+    // And one more call on fresh buffers, as a first call sees them.
     testing::UserBuffers fresh(a, job.rank, job.nranks);
     fresh.set_input(input);
     int st = TUTTI_SUCCESS;
@@ -210,8 +241,10 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
     } else {
       st = testing::call_tutti(a, fresh.sendbuf(), fresh.recvbuf(), job.comm, o.nonblocking);
     }
-    long wrong = st == TUTTI_SUCCESS ? testing::count_wrong(fresh.output(), want, a.dtype)
-                                     : static_cast<long>(want.size() / es + 1);
+    const Bytes& want = checked_seeds.front().second;
+    long wrong = timed_wrong + (st == TUTTI_SUCCESS
+                                    ? testing::count_wrong(fresh.output(), want, a.dtype)
+                                    : static_cast<long>(want.size() / es + 1));
     if (st != TUTTI_SUCCESS && row.error.empty())
       row.error = str(tutti_strerror(st), ": ", tutti_last_error());
     MPI_Allreduce(MPI_IN_PLACE, &wrong, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
