@@ -302,7 +302,9 @@ std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const
 std::shared_ptr<Operation> Comm::start_empty_collective(const CollArgs& args) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
   if (!signature_check_) return nullptr;
-  const OpLabel label{collective_name(args.coll), "none", next_seq_++};
+  // No sequence number of its own: a blocking empty call takes none either,
+  // and ranks may mix the two forms.
+  const OpLabel label{collective_name(args.coll), "none", next_seq_};
   return start_checked(std::make_shared<CheckedOp>(label, args, [] { return nullptr; }));
 }
 
