@@ -41,11 +41,22 @@ struct Sweep {
   }
 };
 
+// Whether MPI places the world's ranks on more than one node.
+bool spans_nodes() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 0;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  return !all_ranks(local == world_size());
+}
+
 void sweep_algorithm(Collective coll, const std::string& algo, Sweep& sweep) {
   const int p = world_size();
   sweep.forced = algo;
-  // One rank has no shared segment to share: shm refuses every call there.
-  sweep.refusal_expected = algo == "shm" && p == 1;
+  // shm refuses every call where there is no shared segment to share: on
+  // one rank, and where the ranks span several nodes.
+  sweep.refusal_expected = algo == "shm" && (p == 1 || spans_nodes());
   REQUIRE(tutti_comm_force_algorithm(world(), std::string(collective_name(coll)).c_str(),
                                      algo.c_str()) == TUTTI_SUCCESS);
   std::vector<int> roots = {0};
