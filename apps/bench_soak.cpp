@@ -196,8 +196,8 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   const bool grew = growth > o.soak_max_growth_kib;
   const bool failed = wrong_total || failed_calls || grew;
   if (print) {
-    std::printf("# resident memory (largest rank): start %ld KiB, after %ld calls %ld KiB, after %ld"
-                " calls %ld KiB, end %ld KiB (%+ld KiB since call %ld, limit %ld)\n",
+    std::printf("# resident memory (largest rank): start %ld KiB, after %ld calls %ld KiB,"
+                " after %ld calls %ld KiB, end %ld KiB (%+ld KiB since call %ld, limit %ld)\n",
                 rss_start, warm_at, rss_warm, half_at, rss_half, rss_end, growth, half_at,
                 o.soak_max_growth_kib);
     if (grew)

@@ -144,7 +144,8 @@ bool Agreement::poll() {
         }
         b.length = static_cast<int>(b.mismatch.size());
         step_ = Step::Length;
-        post(MPI_Ibcast(&b.length, 1, MPI_INT, b.first_bad, comm, &request_), "MPI_Ibcast (TUTTI_CHECK)");
+        post(MPI_Ibcast(&b.length, 1, MPI_INT, b.first_bad, comm, &request_),
+             "MPI_Ibcast (TUTTI_CHECK)");
         break;
       case Step::Length:
         b.mismatch.resize(static_cast<size_t>(b.length));
@@ -162,8 +163,9 @@ bool Agreement::poll() {
         for (int f = 0; f < kFields; ++f)
           if (b.both[f] != -b.both[kFields + f])
             fields += str(fields.empty() ? "" : "; ", describe_field(Field(f), b.all));
-        finish(TUTTI_ERR_MISMATCH, str("TUTTI_CHECK: the ranks disagree on collective call #", call_,
-                                       " (this rank: ", describe(args_), "): ", fields));
+        finish(TUTTI_ERR_MISMATCH,
+               str("TUTTI_CHECK: the ranks disagree on collective call #", call_,
+                   " (this rank: ", describe(args_), "): ", fields));
         break;
       }
       case Step::Done: break;

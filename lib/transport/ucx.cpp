@@ -152,12 +152,14 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
   check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, boots.data(), 1, MPI_UINT64_T, comm),
             "MPI_Allgather of boot ids");
   same_machine_.resize(static_cast<size_t>(nranks_));
-  for (int r = 0; r < nranks_; ++r) same_machine_[r] = mine == 0 || boots[r] == 0 || boots[r] == mine;
+  for (int r = 0; r < nranks_; ++r)
+    same_machine_[r] = mine == 0 || boots[r] == 0 || boots[r] == mine;
 }
 
 UcxTransport::~UcxTransport() {
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_ > 0 ? timeout_s_ : 1e9);
+  const double limit_s = timeout_s_ > 0 ? timeout_s_ : 1e9;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
   // All communication is finished on every rank once everyone got here, so
   // endpoints can be closed without a flush that would need the peer. The
   // barrier is non-blocking and this worker keeps progressing meanwhile: a
@@ -294,7 +296,8 @@ size_t UcxTransport::ack_bytes_for(const char* rndv_thresh) {
   else if (unit == "g" || unit == "gb") scale = 1024.0 * 1024 * 1024;
   if (scale == 0) return 1;
   const double bytes = number * scale;
-  return bytes >= static_cast<double>(kAckBytes) ? kAckBytes : std::max<size_t>(1, static_cast<size_t>(bytes));
+  if (bytes >= static_cast<double>(kAckBytes)) return kAckBytes;
+  return std::max<size_t>(1, static_cast<size_t>(bytes));
 }
 
 bool UcxTransport::needs_ack(int peer, size_t bytes, MemoryType mem) const {

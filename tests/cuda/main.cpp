@@ -93,9 +93,11 @@ int main(int argc, char** argv) {
   int state = static_cast<int>(gpu), worst_state = 0;
   MPI_Allreduce(&state, &worst_state, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (gpu == Gpu::Broken) return fail(rank, why);
-  if (worst_state == static_cast<int>(Gpu::Broken)) return fail(rank, "another rank's GPU is unusable");
+  if (worst_state == static_cast<int>(Gpu::Broken))
+    return fail(rank, "another rank's GPU is unusable");
   if (gpu == Gpu::Absent) return skip(rank, "no CUDA device: " + why);
-  if (worst_state == static_cast<int>(Gpu::Absent)) return fail(rank, "some ranks have a GPU, others none");
+  if (worst_state == static_cast<int>(Gpu::Absent))
+    return fail(rank, "some ranks have a GPU, others none");
   // Ranks of one node share its GPUs round-robin (several ranks per GPU is fine).
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);

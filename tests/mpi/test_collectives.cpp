@@ -35,8 +35,9 @@ struct Sweep {
     if (empty) as_forced = ran == "none" && refused == 0;
     else if (refusal_expected) as_forced = ran != forced && refused == 1;
     if (error.empty() && !forced.empty() && !as_forced)
-      error = str(describe(args), ": forced '", forced, "'", refusal_expected ? " (to be refused)" : "",
-                  " but '", ran, "' ran (", refused, " refused fallbacks)");
+      error = str(describe(args), ": forced '", forced, "'",
+                  refusal_expected ? " (to be refused)" : "", " but '", ran, "' ran (", refused,
+                  " refused fallbacks)");
     if (!error.empty() && failures.size() < 20) failures.push_back(std::move(error));
   }
 };

@@ -165,7 +165,8 @@ TEST_CASE("TUTTI_CHECK: a non-blocking call returns at once while a rank is late
   if (me == late) usleep(1500 * 1000);
   const double t0 = MPI_Wtime();
   tutti_request_t req = nullptr;
-  const int started = tutti_iallreduce(in.data(), out.data(), 64, TUTTI_FLOAT32, TUTTI_SUM, c.comm, &req);
+  const int started =
+      tutti_iallreduce(in.data(), out.data(), 64, TUTTI_FLOAT32, TUTTI_SUM, c.comm, &req);
   const double start_s = MPI_Wtime() - t0;
   INFO(tutti_last_error() << ", the call took " << start_s << " s");
   // Before the fix, the early ranks' call itself waited for the late rank.
