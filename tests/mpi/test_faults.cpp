@@ -187,7 +187,7 @@ TEST_CASE("TUTTI_CHECK: a non-blocking call returns at once while a rank is late
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-TEST_CASE("TUTTI_CHECK: ibcast, then a receive the other rank sends before its ibcast", "[check]") {
+TEST_CASE("TUTTI_CHECK: ibcast then a receive the other rank sends before its ibcast", "[check]") {
   const int p = world_size(), me = world_rank();
   if (p < 2) return;
   FaultComm c;
