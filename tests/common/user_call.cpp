@@ -215,4 +215,28 @@ int call_mpi(const CollArgs& a, const void* s, void* r, MPI_Comm comm) {
   return MPI_ERR_OTHER;
 }
 
+ForcedRunCheck::ForcedRunCheck(tutti_comm_t comm, const std::string& forced,
+                               bool refusal_expected)
+    : comm_(comm), forced_(forced), refusal_expected_(refusal_expected) {
+  tutti_comm_stats_t stats{};
+  tutti_comm_stats(comm_, &stats);
+  refused_before_ = stats.refused_fallbacks;
+}
+
+std::string ForcedRunCheck::after(const CollArgs& args) const {
+  tutti_comm_stats_t stats{};
+  tutti_comm_stats(comm_, &stats);
+  const uint64_t refused = stats.refused_fallbacks - refused_before_;
+  const std::string ran = tutti_comm_last_algorithm(comm_);
+  const bool empty = args.count == 0 && args.coll != Collective::Barrier &&
+                     args.coll != Collective::Alltoallv;
+  bool as_forced = ran == forced_ && refused == 0;
+  if (empty) as_forced = ran == "none" && refused == 0;
+  else if (refusal_expected_) as_forced = ran != forced_ && refused == 1;
+  if (as_forced) return "";
+  return str(describe(args), ": forced '", forced_, "'",
+             refusal_expected_ ? " (to be refused)" : "", " but '", ran, "' ran (", refused,
+             " refused fallbacks)");
+}
+
 }  // namespace tutti::testing

@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 #include "engine/coll_args.hpp"
@@ -78,5 +80,24 @@ int call_tutti(const CollArgs& a, const void* sendbuf, void* recvbuf, tutti_comm
 // (TUTTI_IN_PLACE becomes MPI_IN_PLACE; avg is timed as sum; fp16/bf16
 // reductions use tutti's MPI user ops). Returns an MPI error code.
 int call_mpi(const CollArgs& a, const void* sendbuf, void* recvbuf, MPI_Comm comm);
+
+// Whether a call on `comm` ran the algorithm forced for it: made before the
+// call, asked after it. A refusal falls back to another algorithm silently
+// (counted in tutti_comm_stats), so a forced sweep that does not ask would
+// check another algorithm's result. Where `refusal_expected`, the forced
+// algorithm must have refused the call (one refused fallback) and another
+// run it. A call with nothing to move runs no algorithm ("none", tutti.h).
+class ForcedRunCheck {
+ public:
+  ForcedRunCheck(tutti_comm_t comm, const std::string& forced, bool refusal_expected);
+  // "" or what ran instead.
+  std::string after(const CollArgs& args) const;
+
+ private:
+  tutti_comm_t comm_;
+  std::string forced_;
+  bool refusal_expected_;
+  uint64_t refused_before_ = 0;
+};
 
 }  // namespace tutti::testing

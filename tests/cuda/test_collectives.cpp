@@ -13,6 +13,7 @@
 #include "base/status.hpp"
 #include "cuda_harness.hpp"
 #include "reference.hpp"
+#include "user_call.hpp"
 
 namespace tutti::testing {
 namespace {
@@ -27,24 +28,9 @@ struct Sweep {
   bool refusal_expected = false;
   void run(const CollArgs& args, uint64_t seed, Placement where, bool nonblocking) {
     ++cases;
-    tutti_comm_stats_t before{}, after{};
-    tutti_comm_stats(world(), &before);
+    const ForcedRunCheck forced_run(world(), forced, refusal_expected);
     std::string error = check_on_device(args, seed, where, nonblocking);
-    tutti_comm_stats(world(), &after);
-    // A call with nothing to move runs no algorithm (tutti.h); the sweep
-    // below has none but barriers, which always run one.
-    const bool empty = args.count == 0 && args.coll != Collective::Barrier &&
-                       args.coll != Collective::Alltoallv;
-    if (error.empty() && !forced.empty() && !empty) {
-      const std::string ran = tutti_comm_last_algorithm(world());
-      const uint64_t refused = after.refused_fallbacks - before.refused_fallbacks;
-      if (refusal_expected && (ran == forced || refused != 1))
-        error = str(describe(args), ": '", forced, "' should refuse device buffers, but '", ran,
-                    "' ran (", refused, " refused fallbacks)");
-      if (!refusal_expected && (ran != forced || refused != 0))
-        error = str(describe(args), ": forced '", forced, "' but '", ran, "' ran (", refused,
-                    " refused fallbacks)");
-    }
+    if (error.empty() && !forced.empty()) error = forced_run.after(args);
     if (!error.empty() && failures.size() < 20) failures.push_back(std::move(error));
   }
   void report() {

@@ -7,6 +7,7 @@
 #include "algos/registry.hpp"
 #include "base/status.hpp"
 #include "mpi_harness.hpp"
+#include "user_call.hpp"
 
 namespace tutti::testing {
 namespace {
@@ -22,22 +23,9 @@ struct Sweep {
   size_t cases = 0;
   void run(const CollArgs& args, uint64_t seed, bool nonblocking) {
     ++cases;
-    tutti_comm_stats_t before{}, after{};
-    tutti_comm_stats(world(), &before);
+    const ForcedRunCheck forced_run(world(), forced, refusal_expected);
     std::string error = check_collective(args, seed, nonblocking);
-    tutti_comm_stats(world(), &after);
-    const std::string ran = tutti_comm_last_algorithm(world());
-    const uint64_t refused = after.refused_fallbacks - before.refused_fallbacks;
-    // A call with nothing to move runs no algorithm (tutti.h).
-    const bool empty = args.count == 0 && args.coll != Collective::Barrier &&
-                       args.coll != Collective::Alltoallv;
-    bool as_forced = ran == forced && refused == 0;
-    if (empty) as_forced = ran == "none" && refused == 0;
-    else if (refusal_expected) as_forced = ran != forced && refused == 1;
-    if (error.empty() && !forced.empty() && !as_forced)
-      error = str(describe(args), ": forced '", forced, "'",
-                  refusal_expected ? " (to be refused)" : "", " but '", ran, "' ran (", refused,
-                  " refused fallbacks)");
+    if (error.empty() && !forced.empty()) error = forced_run.after(args);
     if (!error.empty() && failures.size() < 20) failures.push_back(std::move(error));
   }
 };
