@@ -123,14 +123,19 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
   ucp_address_t* address = nullptr;
   size_t length = 0;
   check_ucs(ucp_worker_get_address(worker_, &address, &length), "ucp_worker_get_address");
-  // One O(P) exchange of all worker addresses.
-  std::vector<int> lengths(static_cast<size_t>(nranks_)), displs(static_cast<size_t>(nranks_));
+  // One O(P) exchange of all worker addresses, after one of their lengths
+  // and of each rank's boot id (below).
+  const uint64_t my_boot = boot_id_hash();
   const int my_length = static_cast<int>(length);
-  check_mpi(MPI_Allgather(&my_length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm),
-            "MPI_Allgather of UCX address lengths");
+  const uint64_t mine[2] = {static_cast<uint64_t>(my_length), my_boot};
+  std::vector<uint64_t> all(2 * static_cast<size_t>(nranks_));
+  check_mpi(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm),
+            "MPI_Allgather of UCX address lengths and boot ids");
+  std::vector<int> lengths(static_cast<size_t>(nranks_)), displs(static_cast<size_t>(nranks_));
   size_t total = 0;
   address_offsets_.resize(static_cast<size_t>(nranks_) + 1);
   for (int r = 0; r < nranks_; ++r) {
+    lengths[r] = static_cast<int>(all[2 * r]);
     displs[r] = static_cast<int>(total);
     address_offsets_[r] = total;
     total += static_cast<size_t>(lengths[r]);
@@ -147,13 +152,11 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
   // hostname (containers on one host have their own hostnames and still
   // share memory). An unreadable boot id counts as the same machine: the
   // acknowledgements are then kept, which is always safe.
-  std::vector<uint64_t> boots(static_cast<size_t>(nranks_));
-  const uint64_t mine = boot_id_hash();
-  check_mpi(MPI_Allgather(&mine, 1, MPI_UINT64_T, boots.data(), 1, MPI_UINT64_T, comm),
-            "MPI_Allgather of boot ids");
   same_machine_.resize(static_cast<size_t>(nranks_));
-  for (int r = 0; r < nranks_; ++r)
-    same_machine_[r] = mine == 0 || boots[r] == 0 || boots[r] == mine;
+  for (int r = 0; r < nranks_; ++r) {
+    const uint64_t boot = all[2 * r + 1];
+    same_machine_[r] = my_boot == 0 || boot == 0 || boot == my_boot;
+  }
 }
 
 UcxTransport::~UcxTransport() {
