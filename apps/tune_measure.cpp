@@ -26,9 +26,9 @@ Status call(Comm& comm, const CollArgs& a, const void* in, void* out) {
 
 // Steps of this rank's schedule with `params`: equal counts on every rank
 // mean the parameter changes nothing at this size.
-size_t schedule_steps(const algos::Algorithm& algo, const CollArgs& a, int rank, int nranks,
-                      size_t shared_bytes) {
-  ScheduleBuilder b(a, rank, nranks, shared_bytes);
+size_t schedule_steps(const algos::Algorithm& algo, const CollArgs& a, int rank,
+                      const Topology& topo) {
+  ScheduleBuilder b(a, rank, topo);
   algo.build(b);
   return b.finish().steps.size();
 }
@@ -109,7 +109,7 @@ SizeMeasurement measure_size(Comm& comm, MPI_Comm world, Collective coll, uint64
       with.params.chunk_bytes = chunk;
       size_t steps = 0;
       try {
-        steps = schedule_steps(*algo, with, me, p, comm.topology().shared_bytes);
+        steps = schedule_steps(*algo, with, me, comm.topology());
       } catch (const Error&) {
         steps = 0;  // the call will fail, and say why, when it runs
       }

@@ -5,7 +5,7 @@ namespace tutti::algos {
 // Each algorithm lives in its own file and is listed here once, grouped by
 // collective. Order matters only for listings (tutti-info).
 extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving,
-    kAllreduceTree, kAllreduceShm;
+    kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceLeader;
 extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm;
 extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm;
@@ -21,7 +21,7 @@ extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpi
 namespace {
 const Algorithm* const kRegistry[] = {
     &kAllreduceRing, &kAllreduceRecursiveDoubling, &kAllreduceRecursiveHalving, &kAllreduceTree,
-    &kAllreduceShm,
+    &kAllreduceShm, &kAllreduceHierarchical, &kAllreduceLeader,
     &kReduceTree, &kReduceRecursiveHalving, &kReduceShm,
     &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm,
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,

@@ -181,7 +181,7 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args, Plan& uncached) {
     if (!d.algorithm->is_mpi()) {
       CollArgs with_params = args;
       with_params.params = d.params;
-      ScheduleBuilder b(with_params, rank_, size_, dispatcher_.topology().shared_bytes);
+      ScheduleBuilder b(with_params, rank_, dispatcher_.topology());
       d.algorithm->build(b);
       ++stats_.schedule_builds;
       plan.schedule = std::make_shared<const Schedule>(b.finish());

@@ -1,6 +1,7 @@
 // The shape of a communicator: how many ranks, on how many nodes.
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace tutti {

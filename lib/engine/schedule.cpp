@@ -53,10 +53,45 @@ size_t Schedule::bytes_sent() const {
 
 ScheduleBuilder::ScheduleBuilder(const CollArgs& args, int rank, int nranks,
                                  size_t shared_capacity)
-    : args_(args), rank_(rank), nranks_(nranks), shared_capacity_(shared_capacity) {
+    : ScheduleBuilder(args, rank, Topology::single_node(nranks, shared_capacity)) {}
+
+ScheduleBuilder::ScheduleBuilder(const CollArgs& args, int rank, const Topology& topo)
+    : args_(args),
+      topo_(topo),
+      comm_rank_(rank),
+      rank_(rank),
+      nranks_(topo.nranks),
+      shared_capacity_(topo.shared_bytes) {
   sched_.dtype = args.dtype;
   sched_.op = args.op;
-  sched_.nranks = nranks;
+  sched_.nranks = topo.nranks;
+}
+
+ScheduleBuilder::GroupScope ScheduleBuilder::within(std::vector<int> members) {
+  if (!members_.empty()) fail(TUTTI_ERR_INTERNAL, "schedule group scopes do not nest");
+  const auto me = std::find(members.begin(), members.end(), comm_rank_);
+  if (me == members.end())
+    fail(TUTTI_ERR_INTERNAL, "rank ", comm_rank_, " builds steps for a group it is not in");
+  for (int m : members)
+    if (m < 0 || m >= topo_.nranks)
+      fail(TUTTI_ERR_INTERNAL, "schedule group names rank ", m, " of ", topo_.nranks);
+  // Close the round first: a round's steps all belong to one group.
+  end_round();
+  rank_ = static_cast<int>(me - members.begin());
+  nranks_ = static_cast<int>(members.size());
+  members_ = std::move(members);
+  return GroupScope(*this);
+}
+
+void ScheduleBuilder::leave_group() {
+  end_round();
+  members_.clear();
+  rank_ = comm_rank_;
+  nranks_ = topo_.nranks;
+}
+
+int ScheduleBuilder::to_comm_rank(int peer) const {
+  return members_.empty() ? peer : members_[static_cast<size_t>(peer)];
 }
 
 BufRef ScheduleBuilder::scratch(size_t bytes) {
@@ -88,6 +123,7 @@ void ScheduleBuilder::note_shared(const Step& step) {
 
 void ScheduleBuilder::add_comm(Step step, size_t chunk_bytes) {
   check_peer(step.peer);
+  step.peer = to_comm_rank(step.peer);
   note_shared(step);
   if (step.bytes == 0) return;
   if (chunk_bytes == 0 || chunk_bytes >= step.bytes) {
@@ -135,32 +171,36 @@ void ScheduleBuilder::recv_reduce(int peer, BufRef dst, BufRef operand, BufRef l
 
 void ScheduleBuilder::signal(int peer) {
   check_peer(peer);
-  comm_.push_back({.kind = StepKind::Send, .peer = peer, .bytes = 0});
+  comm_.push_back({.kind = StepKind::Send, .peer = to_comm_rank(peer), .bytes = 0});
 }
 
 void ScheduleBuilder::wait_signal(int peer) {
   check_peer(peer);
-  comm_.push_back({.kind = StepKind::Recv, .peer = peer, .bytes = 0});
+  comm_.push_back({.kind = StepKind::Recv, .peer = to_comm_rank(peer), .bytes = 0});
 }
 
 void ScheduleBuilder::shm_signal(int peer, BufRef src, size_t bytes) {
   check_peer(peer);
   check_inline(bytes);
   sched_.uses_shared = true;
-  comm_.push_back({.kind = StepKind::ShmSignal, .peer = peer, .bytes = bytes, .src = src});
+  comm_.push_back(
+      {.kind = StepKind::ShmSignal, .peer = to_comm_rank(peer), .bytes = bytes, .src = src});
 }
 
 void ScheduleBuilder::shm_wait(int peer, BufRef dst, size_t bytes) {
   check_peer(peer);
   check_inline(bytes);
   sched_.uses_shared = true;
-  comm_.push_back({.kind = StepKind::ShmWait, .peer = peer, .bytes = bytes, .dst = dst});
+  comm_.push_back(
+      {.kind = StepKind::ShmWait, .peer = to_comm_rank(peer), .bytes = bytes, .dst = dst});
 }
 
 void ScheduleBuilder::check_inline(size_t bytes) const {
-  if (bytes > SharedSegment::carry_bytes(nranks_))
-    fail(TUTTI_ERR_INTERNAL, "a shared-memory signal on ", nranks_, " ranks carries at most ",
-         SharedSegment::carry_bytes(nranks_), " bytes, not ", bytes);
+  // The segment's flag lines are laid out for the whole communicator.
+  const int p = topo_.nranks;
+  if (bytes > SharedSegment::carry_bytes(p))
+    fail(TUTTI_ERR_INTERNAL, "a shared-memory signal on ", p, " ranks carries at most ",
+         SharedSegment::carry_bytes(p), " bytes, not ", bytes);
 }
 
 void ScheduleBuilder::copy(BufRef dst, BufRef src, size_t bytes) {
@@ -174,7 +214,7 @@ void ScheduleBuilder::reduce(BufRef dst, BufRef a, BufRef b, size_t bytes) {
 }
 
 void ScheduleBuilder::finalize(BufRef dst, size_t bytes) {
-  if (args_.op != Op::Avg || nranks_ == 1) return;
+  if (args_.op != Op::Avg || topo_.nranks == 1) return;
   check_elements(bytes, "finalize");
   add_local({.kind = StepKind::Divide, .bytes = bytes, .dst = dst});
 }

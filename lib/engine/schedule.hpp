@@ -47,6 +47,7 @@
 #include <string>
 #include <vector>
 
+#include "base/topology.hpp"
 #include "engine/coll_args.hpp"
 
 namespace tutti {
@@ -113,10 +114,16 @@ class ScheduleBuilder {
   // shared_capacity: bytes of the node's shared segment available to the
   // schedule (0: none; shared-memory algorithms refuse then).
   ScheduleBuilder(const CollArgs& args, int rank, int nranks, size_t shared_capacity = 0);
+  // The same on a communicator of `topo`'s shape (its nodes, its segment).
+  ScheduleBuilder(const CollArgs& args, int rank, const Topology& topo);
 
   const CollArgs& args() const { return args_; }
+  // This rank and the rank count, inside a group scope those of the group.
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
+  // The communicator's shape and this rank in it, whatever the scope.
+  const Topology& topology() const { return topo_; }
+  int comm_rank() const { return comm_rank_; }
   size_t elem_size() const { return args_.elem_size(); }
   size_t shared_capacity() const { return shared_capacity_; }
 
@@ -155,6 +162,30 @@ class ScheduleBuilder {
   // Closes the current round: later communication waits for this round's.
   void end_round();
 
+  // Sub-groups, for algorithms composed of phases on parts of the
+  // communicator (the ranks of one node, one rank per node): while the
+  // returned scope lives, rank() and nranks() are this rank's position in
+  // `members` (communicator ranks, which must include this one) and their
+  // number, and every peer named is a position in `members`. The flat
+  // building blocks (ring, binomial tree, recursive doubling) then run on
+  // the group unchanged. finalize() still divides by the communicator's
+  // size. Scopes do not nest.
+  class GroupScope {
+   public:
+    explicit GroupScope(ScheduleBuilder& b) : b_(&b) {}
+    GroupScope(GroupScope&& other) noexcept : b_(other.b_) { other.b_ = nullptr; }
+    GroupScope(const GroupScope&) = delete;
+    GroupScope& operator=(const GroupScope&) = delete;
+    GroupScope& operator=(GroupScope&&) = delete;
+    ~GroupScope() {
+      if (b_) b_->leave_group();
+    }
+
+   private:
+    ScheduleBuilder* b_;
+  };
+  [[nodiscard]] GroupScope within(std::vector<int> members);
+
   Schedule finish();
 
  private:
@@ -164,9 +195,14 @@ class ScheduleBuilder {
   void check_elements(size_t bytes, const char* what) const;
   void check_inline(size_t bytes) const;
   void note_shared(const Step& step);
+  int to_comm_rank(int peer) const;
+  void leave_group();
 
   const CollArgs& args_;
-  int rank_, nranks_;
+  Topology topo_;
+  int comm_rank_;
+  int rank_, nranks_;           // in the current group (the communicator outside one)
+  std::vector<int> members_;    // the current group; empty: the communicator
   size_t shared_capacity_;
   Schedule sched_;
   std::vector<Step> local_, comm_;  // the open round

@@ -779,7 +779,7 @@ bool algorithm_uses_param(const algos::Algorithm& algo, std::string_view param) 
     if (refuses_lo) continue;
     for (int rank : {0, 1, p - 1}) {
       try {
-        ScheduleBuilder b_lo(a_lo, rank, p, topo.shared_bytes), b_hi(a_hi, rank, p, topo.shared_bytes);
+        ScheduleBuilder b_lo(a_lo, rank, topo), b_hi(a_hi, rank, topo);
         algo.build(b_lo);
         algo.build(b_hi);
         const Schedule s_lo = b_lo.finish(), s_hi = b_hi.finish();

@@ -1,5 +1,6 @@
 #include "sim_runner.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -52,9 +53,9 @@ std::string prepare(const SimCall& call, int r, const SimOptions& options, SimTr
                     SimSegment& segment, RankCall& rc) {
   const int p = static_cast<int>(call.args.size());
   const CollArgs& a = call.args[r];
-  if (auto why = call.algo->refuse(a, Topology::single_node(p, options.shared_bytes)))
-    return str("rank ", r, ": refused: ", *why);
-  ScheduleBuilder b(a, r, p, options.shared_bytes);
+  const Topology topo = sim_topology(p, options);
+  if (auto why = call.algo->refuse(a, topo)) return str("rank ", r, ": refused: ", *why);
+  ScheduleBuilder b(a, r, topo);
   try {
     call.algo->build(b);
     rc.schedule = std::make_shared<const Schedule>(b.finish());
@@ -133,6 +134,22 @@ std::vector<Bytes> outputs_of(const SimCall& call, std::vector<RankCall*> per_ra
 }
 
 }  // namespace
+
+Topology sim_topology(int nranks, const SimOptions& options) {
+  if (options.node_of_rank.empty()) return Topology::single_node(nranks, options.shared_bytes);
+  Topology t;
+  t.nranks = nranks;
+  t.node_of_rank = options.node_of_rank;
+  std::vector<int> per_node;
+  for (int node : t.node_of_rank) {
+    if (node >= static_cast<int>(per_node.size())) per_node.resize(static_cast<size_t>(node) + 1);
+    ++per_node[static_cast<size_t>(node)];
+  }
+  t.nnodes = static_cast<int>(per_node.size());
+  t.max_ranks_per_node = *std::max_element(per_node.begin(), per_node.end());
+  t.shared_bytes = 0;
+  return t;
+}
 
 SimOutcome run_in_sim(const algos::Algorithm& algo, const std::vector<CollArgs>& args,
                       const std::vector<Bytes>& inputs, const SimOptions& options) {

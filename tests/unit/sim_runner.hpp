@@ -27,7 +27,13 @@ struct SimOptions {
   // seconds instead of being detected exactly.
   bool threaded = false;
   double threaded_deadline_s = 60;
+  // The node of every rank; empty: one node. A job of several nodes has no
+  // shared segment (the shared-memory algorithms refuse it), as on a cluster.
+  std::vector<int> node_of_rank;
 };
+
+// The communicator shape the ranks of a simulated job see.
+Topology sim_topology(int nranks, const SimOptions& options);
 
 struct SimOutcome {
   std::vector<Bytes> outputs;  // per rank; empty where not significant

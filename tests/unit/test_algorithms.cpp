@@ -19,10 +19,14 @@ struct Case {
   int nranks;
   SimNetwork::Mode mode = SimNetwork::Mode::Rendezvous;
   bool threaded = false;  // each rank on its own thread
+  std::vector<int> node_of_rank;  // empty: one node
 };
 
 std::string describe_case(const algos::Algorithm& algo, const Case& c) {
+  std::string nodes;
+  for (int node : c.node_of_rank) nodes += str(node);
   return str(algo.name, " ", describe(c.args), " nranks=", c.nranks,
+             nodes.empty() ? "" : str(" nodes=", nodes),
              " chunk=", c.args.params.chunk_bytes,
              c.mode == SimNetwork::Mode::Eager ? " eager" : " rendezvous");
 }
@@ -51,7 +55,9 @@ std::optional<PreparedCase> prepare_case(const algos::Algorithm& algo, const Cas
   if (has_root(c.args.coll))
     for (int r = 0; r < p; ++r) args[r].in_place = c.args.in_place && r == c.args.root;
 
-  if (algo.refuse(args[0], Topology::single_node(p, SimOptions{}.shared_bytes))) return std::nullopt;
+  SimOptions options;
+  options.node_of_rank = c.node_of_rank;
+  if (algo.refuse(args[0], sim_topology(p, options))) return std::nullopt;
 
   std::vector<Bytes> inputs;
   for (int r = 0; r < p; ++r) {
@@ -86,6 +92,7 @@ std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed,
   SimOptions options;
   options.mode = c.mode;
   options.threaded = c.threaded;
+  options.node_of_rank = c.node_of_rank;
   const SimCall& call = prepared->call;
   const SimOutcome got = run_in_sim(*call.algo, call.args, call.inputs, options);
   if (!got.error.empty()) return got.error;
@@ -263,6 +270,71 @@ TEST_CASE("every algorithm matches the reference in the simulator", "[algorithms
 // Ranks as concurrent threads over one shared segment, as processes on a
 // node: under ThreadSanitizer (scripts/sanitize.sh) this finds data races in
 // the engine, the shared-memory algorithms' flag protocol and the reductions.
+namespace {
+
+// Node layouts of a P-rank job spread over several nodes: blocks of 2 and
+// of 3 ranks (the last node smaller when P does not divide), two nodes with
+// ranks dealt round-robin (srun's cyclic distribution), one rank per node,
+// and nodes of uneven size (2, 1, 2, 1, ...).
+std::vector<std::vector<int>> node_layouts(int p) {
+  std::vector<std::vector<int>> layouts(5, std::vector<int>(static_cast<size_t>(p)));
+  int uneven_node = 0, uneven_left = 2;
+  for (int r = 0; r < p; ++r) {
+    layouts[0][r] = r / 2;
+    layouts[1][r] = r / 3;
+    layouts[2][r] = r % 2;
+    layouts[3][r] = r;
+    layouts[4][r] = uneven_node;
+    if (--uneven_left == 0) uneven_left = ++uneven_node % 2 ? 1 : 2;
+  }
+  return layouts;
+}
+
+// Every algorithm on jobs of several nodes (the node-aware ones build on the
+// layout; the flat ones must not care; the shared-memory ones refuse).
+void check_algorithm_on_nodes(const algos::Algorithm& algo) {
+  const Collective coll = algo.coll;
+  uint64_t seed = 7;
+  int rotation = 0;
+  for (int p = 2; p <= 13; ++p) {
+    for (const std::vector<int>& layout : node_layouts(p)) {
+      for (size_t count : {size_t{0}, size_t{1}, size_t{7}, static_cast<size_t>(p) + 1, size_t{97}}) {
+        Case c;
+        c.nranks = p;
+        c.node_of_rank = layout;
+        c.args.coll = coll;
+        c.args.count = coll == Collective::Barrier ? 0 : count;
+        c.args.dtype = kAllDatatypes[rotation % kNumDatatypes];
+        c.args.op = is_reduction(coll) ? kAllOps[(rotation / 3) % kNumOps] : Op::Sum;
+        c.args.root = rotation % 3 == 0 ? 0 : p - 1 - rotation % p;
+        c.args.in_place = can_be_in_place(coll) && rotation % 2 == 1;
+        c.args.params.chunk_bytes = rotation % 4 == 1 ? 3 * datatype_size(c.args.dtype) : 0;
+        c.mode = rotation % 5 == 0 ? SimNetwork::Mode::Eager : SimNetwork::Mode::Rendezvous;
+        ++rotation;
+        bool ran = false;
+        const std::string error = run_case(algo, c, ++seed, ran);
+        if (!error.empty()) FAIL(describe_case(algo, c) << ": " << error);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every algorithm matches the reference on jobs of several nodes", "[algorithms][sim]") {
+  for (const algos::Algorithm& algo : algos::all_algorithms()) {
+    if (algo.is_mpi()) continue;
+    DYNAMIC_SECTION(collective_name(algo.coll) << " " << algo.name) { check_algorithm_on_nodes(algo); }
+  }
+}
+
+TEST_CASE("node layouts of the multi-node sweep are what they say", "[algorithms]") {
+  CHECK(node_layouts(7)[0] == std::vector<int>{0, 0, 1, 1, 2, 2, 3});
+  CHECK(node_layouts(7)[1] == std::vector<int>{0, 0, 0, 1, 1, 1, 2});
+  CHECK(node_layouts(5)[2] == std::vector<int>{0, 1, 0, 1, 0});
+  CHECK(node_layouts(7)[4] == std::vector<int>{0, 0, 1, 2, 2, 3, 4});
+}
+
 TEST_CASE("every algorithm is right with ranks running concurrently", "[threads]") {
   uint64_t seed = 100;
   for (const algos::Algorithm& algo : algos::all_algorithms()) {

@@ -1,0 +1,34 @@
+// The node structure of a communicator, as the node-aware (hierarchical)
+// algorithms use it: the ranks of every node in rank order, this rank's
+// node and local index, and the groups that link the nodes (the ranks with
+// the same local index on every node). Nodes may hold different numbers of
+// ranks, and ranks need not be numbered node by node (srun's cyclic
+// distribution): everything follows Topology::node_of_rank.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "base/topology.hpp"
+
+namespace tutti::algos {
+
+struct NodeGroups {
+  std::vector<std::vector<int>> ranks_of_node;  // per node, ascending
+  int my_node = 0;
+  int my_local = 0;          // index of this rank among its node's ranks
+  int min_ranks_per_node = 1;
+
+  int nnodes() const { return static_cast<int>(ranks_of_node.size()); }
+  const std::vector<int>& my_node_ranks() const { return ranks_of_node[static_cast<size_t>(my_node)]; }
+  // The first `n` ranks of this rank's node.
+  std::vector<int> first_local_ranks(int n) const;
+  // The rank with local index `local` on every node, in node order
+  // (local < min_ranks_per_node, so every node has one).
+  std::vector<int> rail(int local) const;
+};
+
+// Nodes that hold no rank of the communicator are dropped.
+NodeGroups node_groups_of(const Topology& topo, int rank);
+
+}  // namespace tutti::algos

@@ -1,0 +1,42 @@
+#include "algos/recursive_doubling.hpp"
+
+#include "algos/patterns.hpp"
+#include "algos/ring.hpp"
+
+namespace tutti::algos {
+
+void append_recursive_doubling_inplace(ScheduleBuilder& b, BufRef data, size_t bytes) {
+  if (b.nranks() == 1 || bytes == 0) return;
+  const size_t chunk = chunk_bytes_of(b);
+  const PowerOfTwoFold fold{b.rank(), b.nranks()};
+  const int partner = fold.fold_partner();
+  if (fold.folded()) {
+    b.send(partner, data, bytes, chunk);
+    b.end_round();
+    b.recv(partner, data, bytes, chunk);
+    b.end_round();
+    return;
+  }
+  // A received vector lands here; a round never writes what it sends.
+  const BufRef landing = b.scratch(bytes);
+  if (partner >= 0) {  // the folded partner is the lower rank
+    b.recv(partner, landing, bytes, chunk);
+    b.end_round();
+    b.reduce(data, landing, data, bytes);
+  }
+  const int nr = fold.new_rank();
+  for (int mask = 1; mask < fold.pof2(); mask <<= 1) {
+    const int peer = fold.real_rank(nr ^ mask);
+    b.send(peer, data, bytes, chunk);
+    b.recv(peer, landing, bytes, chunk);
+    b.end_round();
+    if (nr & mask)
+      b.reduce(data, landing, data, bytes);  // the peer's is the lower half
+    else
+      b.reduce(data, data, landing, bytes);
+  }
+  if (partner >= 0) b.send(partner, data, bytes, chunk);
+  b.end_round();
+}
+
+}  // namespace tutti::algos
