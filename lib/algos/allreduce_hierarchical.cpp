@@ -11,9 +11,8 @@
 //   Steps:    1. inside each node, ring reduce-scatter over the L lanes:
 //                local rank i holds its node's sum of slice i;
 //             2. across nodes, on each rail (local rank i of every node):
-//                allreduce of slice i (ring reduce-scatter + allgather for
-//                large slices, recursive doubling for small ones, by the
-//                cost below);
+//                allreduce of slice i (append_allreduce_across_nodes: ring
+//                or recursive doubling, whichever costs less);
 //             3. inside each node, ring allgather of the slices.
 //   Results:  each element is reduced once, by its owner, then copied:
 //             bitwise identical on every rank.
@@ -26,25 +25,13 @@
 //             to n/L per rank, and the latency from 2(P-1) to 2(N-1) hops.
 //   Any rank count, count, topology (uneven nodes, ranks not numbered by
 //   node) and op; on one node it is a ring allreduce.
+#include "algos/across_nodes.hpp"
 #include "algos/node_groups.hpp"
-#include "algos/recursive_doubling.hpp"
 #include "algos/registry.hpp"
 #include "algos/ring.hpp"
 
 namespace tutti::algos {
 namespace {
-
-// Step 2's choice between ring and recursive doubling, from the cost terms
-// above with this machine's inter-node link (about 25 us and 2 GB/s over
-// TCP); both are exact for any rank count, this only picks the faster.
-bool use_ring_across_nodes(int nodes, size_t slice_bytes) {
-  if (nodes <= 2) return false;  // one exchange moves the same bytes in fewer hops
-  constexpr double kAlphaUs = 25, kBytesPerUs = 2000;
-  const double s = static_cast<double>(slice_bytes) / kBytesPerUs;
-  const double ring = 2 * (nodes - 1) * kAlphaUs + 2.0 * (nodes - 1) / nodes * s;
-  const double doubling = ceil_log2(nodes) * (kAlphaUs + s);
-  return ring < doubling;
-}
 
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
@@ -80,17 +67,7 @@ void build(ScheduleBuilder& b) {
   }
   {
     auto rail = b.within(g.rail(local));
-    const BufRef slice = output(slices.offset(local) * es);
-    const size_t slice_count = slices.size(local);
-    if (use_ring_across_nodes(g.nnodes(), slice_count * es)) {
-      const BlockPartition parts{slice_count, g.nnodes()};
-      append_ring_reduce_scatter_inplace(b, parts, slice);
-      b.finalize(slice + parts.offset(b.rank()) * es, parts.size(b.rank()) * es);
-      append_ring_allgather(b, parts, slice);
-    } else {
-      append_recursive_doubling_inplace(b, slice, slice_count * es);
-      b.finalize(slice, slice_count * es);
-    }
+    append_allreduce_across_nodes(b, output(slices.offset(local) * es), slices.size(local));
   }
   {
     auto lanes_of_node = b.within(g.first_local_ranks(lanes));

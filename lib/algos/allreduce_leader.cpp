@@ -2,10 +2,11 @@
 // vectors, where the number of messages between nodes is what counts.
 //   Steps:    1. inside each node, binomial reduce to the node's first rank
 //                (its leader), pipelined in segments;
-//             2. the leaders (one per node) allreduce by recursive doubling;
+//             2. the leaders (one per node) allreduce: recursive doubling,
+//                or for large vectors a ring (append_allreduce_across_nodes);
 //             3. inside each node, binomial broadcast from the leader.
-//   Results:  computed once by the leaders, bitwise identical everywhere
-//             (recursive doubling computes lower op upper on both ends).
+//   Results:  computed by the leaders, bitwise identical everywhere
+//             (each element reduced once, or lower op upper on both ends).
 //   Cost, N nodes of L ranks, n bytes:
 //             2 ceil(log2 L) (alpha_in + n beta_in) + log2(N) (alpha_out +
 //             n beta_out + n gamma) (+2 alpha_out + 2 n beta_out to fold a
@@ -16,10 +17,10 @@
 //   allreduce.
 #include <algorithm>
 
+#include "algos/across_nodes.hpp"
 #include "algos/binomial.hpp"
 #include "algos/binomial_reduce.hpp"
 #include "algos/node_groups.hpp"
-#include "algos/recursive_doubling.hpp"
 #include "algos/registry.hpp"
 
 namespace tutti::algos {
@@ -42,8 +43,7 @@ void build(ScheduleBuilder& b) {
   }
   if (g.my_local == 0) {
     auto leaders = b.within(g.rail(0));
-    append_recursive_doubling_inplace(b, output(), n);
-    b.finalize(output(), n);
+    append_allreduce_across_nodes(b, output(), a.count);
   }
   auto in_node = b.within(g.my_node_ranks());
   if (b.nranks() > 1)

@@ -55,6 +55,8 @@ class UcxTransport : public Transport {
   // are not acknowledged: over TCP an acknowledgement costs a round trip of
   // 20-60 us per message.
   static constexpr size_t kAckBytes = 16 * 1024;
+  // UCX's rendezvous threshold in a job across machines (see the constructor).
+  static constexpr size_t kInterMachineRndvBytes = 1024 * 1024;
   // The acknowledgement threshold for a UCX_RNDV_THRESH value: a size with
   // an optional unit (b, k/kb, m/mb, g/gb) below kAckBytes, or kAckBytes
   // ("inf", or larger); 1 (every message) where UCX picks ("auto") or the

@@ -205,6 +205,17 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::ReduceScatter, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Alltoall, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Barrier, 0, kAny, "shm", 0);
+    // Jobs across nodes: the node-aware allreduces. On the emulated cluster
+    // (tests/cluster, TCP between nodes; tutti-bench --compare-mpi,
+    // 2026-11-25, docs/PERFORMANCE.md "Across nodes") "leader" took 0.52-0.99
+    // of Open MPI's time at 8 B-8 MiB on 2 nodes x 2 ranks, where the flat
+    // default took 0.62-1.6; on 4 x 2 it loses from 128 KiB (its one leader
+    // per node carries every byte), where "hierarchical" spreads the traffic
+    // between nodes over all local ranks (4 x 2, 512 KiB-8 MiB: 1.0-1.3x
+    // Open MPI's time, the flat default 1.0-1.4x: still behind there).
+    add(Collective::Allreduce, 0, 128 * K, "leader").nodes = {2, kAny};
+    add(Collective::Allreduce, 128 * K, kAny, "leader").nodes = {2, 3};
+    add(Collective::Allreduce, 128 * K, kAny, "hierarchical").nodes = {3, kAny};
     // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes
     // the ones that move the fewest bytes per rank.
     add(Collective::Allreduce, 0, 16 * K, "recursive_doubling");

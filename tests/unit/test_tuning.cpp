@@ -488,7 +488,7 @@ TEST_CASE("the dispatcher obeys a user table, and the defaults where no rule mat
   const TuneRules mpi_rule = parse_tune_string("allreduce:0-:mpi", true);
   const Topology two_nodes{4, 2, 2, {0, 0, 1, 1}, 0};  // no one-node rules apply
   dec = Dispatcher(TuningTable(mpi_rule.rules), two_nodes).select(huge, "", "");
-  CHECK(dec.algorithm->name == "ring");
+  CHECK(dec.algorithm->name == "leader");
   REQUIRE(dec.refused.size() == 1);
   CHECK(dec.refused[0].algorithm == "mpi");
   CHECK(dec.refused[0].origin == "rule TUTTI_TUNE 'allreduce:0-:mpi'");
@@ -533,11 +533,18 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   dec = no_segment.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
   CHECK(dec.algorithm->name == "ring");
   CHECK(dec.fell_back());
-  // Across nodes the one-node rules do not apply at all.
+  // Across nodes the one-node rules do not apply at all: allreduce is
+  // node-aware, with one leader per node on two nodes, and from 128 KiB
+  // on more nodes all local ranks carrying slices between nodes.
   const Dispatcher two_nodes(TuningTable(std::vector<TuningRule>{}), Topology{4, 2, 2, {0, 0, 1, 1}, 0});
   dec = two_nodes.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
-  CHECK(dec.algorithm->name == "ring");
+  CHECK(dec.algorithm->name == "leader");
   CHECK_FALSE(dec.fell_back());
+  const Dispatcher four_nodes(TuningTable(std::vector<TuningRule>{}),
+                              Topology{8, 4, 2, {0, 0, 1, 1, 2, 2, 3, 3}, 0});
+  CHECK(picks(four_nodes, Collective::Allreduce, (128 << 10) - 4, 8) == "leader");
+  CHECK(picks(four_nodes, Collective::Allreduce, 128 << 10, 8) == "hierarchical");
+  CHECK(picks(four_nodes, Collective::Bcast, 128 << 10, 8) == "scatter_allgather");
 }
 
 TEST_CASE("algorithm parameters are found by building schedules", "[tuning]") {
