@@ -9,6 +9,10 @@
 # <name>-<method>.png (gnuplot).
 #   NP=2 RUNS=3 ITERS=20 MAX_BYTES=64M NAME=np2 COLLECTIVES="allreduce ..." \
 #     ./scripts/compare-mpi.sh [extra tutti-bench args]
+# On the emulated cluster (tests/cluster/cluster.sh, as root), SHAPE gives
+# the nodes instead of NP, e.g. SHAPE=2x2 or SHAPE=4x2; MPI_ARGS adds mpirun
+# options, e.g. MPI_ARGS="--mca coll_han_priority 100" to compare with
+# Open MPI's hierarchical collectives (HAN).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh >/dev/null
@@ -18,7 +22,14 @@ if ! command -v gnuplot >/dev/null; then
 fi
 . scripts/mpi-env.sh
 
+shape=${SHAPE:-}
 np=${NP:-2}
+if [ -n "$shape" ]; then
+  # Ranks of the shape: 2x2 -> 4, 2,1,2 -> 5.
+  if [[ $shape =~ ^([0-9]+)x([0-9]+)$ ]]; then np=$((BASH_REMATCH[1] * BASH_REMATCH[2]))
+  else np=$(( $(tr ',' '+' <<<"$shape") )); fi
+fi
+read -ra mpi_args <<<"${MPI_ARGS:-}"
 runs=${RUNS:-3}
 iters=${ITERS:-20}
 max_bytes=${MAX_BYTES:-64M}
@@ -30,6 +41,15 @@ raw=$(mktemp -d)
 trap 'rm -rf "$raw"' EXIT
 
 read -ra launch <<<"$(oversubscribe_args "$np")"
+# One job: on this node, or on the emulated cluster (which oversubscribes
+# and yields itself, and needs the program's absolute path).
+run_job() {
+  if [ -n "$shape" ]; then
+    tests/cluster/cluster.sh run "$shape" --timeout 900 -- "${mpi_args[@]}" "$PWD/build/apps/tutti-bench" "$@"
+  else
+    mpirun -np "$np" "${launch[@]}" --bind-to none "${mpi_args[@]}" build/apps/tutti-bench "$@"
+  fi
+}
 # Both ways of timing, each in its own files (<name>-barrier.*,
 # <name>-back-to-back.*): a barrier before every call, and calls back to back.
 for method in ${METHODS:-barrier back-to-back}; do
@@ -38,14 +58,14 @@ method_args=()
 rm -f "$raw"/*.csv
 for run in $(seq 1 "$runs"); do
   for coll in $collectives; do
-    echo "compare-mpi: run $run/$runs $coll (np=$np, $method)" >&2
-    mpirun -np "$np" "${launch[@]}" --bind-to none build/apps/tutti-bench \
+    echo "compare-mpi: run $run/$runs $coll (np=$np${shape:+, nodes $shape}, $method)" >&2
+    run_job \
       --op "$coll" --compare-mpi --format csv --min-bytes 8 --max-bytes "$max_bytes" \
       --iters "$iters" --warmup 3 "${method_args[@]}" "$@" >"$raw/$run-$coll.csv"
   done
 done
 
-python3 - "$raw" "$out/$name-$method" "$np" "$runs" <<'PY'
+python3 - "$raw" "$out/$name-$method" "$np${shape:+ on nodes $shape}${MPI_ARGS:+ (mpirun $MPI_ARGS)}" "$runs" <<'PY'
 import csv, glob, os, statistics, sys, datetime
 raw, base, np_, runs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 rows = {}

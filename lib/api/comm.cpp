@@ -619,7 +619,13 @@ Status Comm::wait(Operation& op, double timeout_s) {
       mark_failed(message);
       // Let the transport release the buffers before returning them.
       for (int spins = 0; !op.finished() && spins < 1000000; ++spins) progress();
-      if (recorder_) recorder_->write(message);
+      if (recorder_) {
+        // A send that cannot be taken back (one waiting for a connection
+        // to the missing rank) keeps the operation in flight: it failed all
+        // the same, and the trace says so.
+        if (!op.finished()) recorder_->finished(op.trace_id, TUTTI_ERR_TIMEOUT);
+        recorder_->write(message);
+      }
       return set_last_error(TUTTI_ERR_TIMEOUT, message);
     }
   }
