@@ -61,8 +61,9 @@ void build(ScheduleBuilder& b) {
   }
 
   const BlockPartition slices{a.count, lanes};
+  const std::vector<int> lane_ranks = g.first_local_ranks(lanes);  // of this node
   {
-    auto lanes_of_node = b.within(g.first_local_ranks(lanes));
+    auto lanes_of_node = b.within(lane_ranks);
     append_ring_reduce_scatter_inplace(b, slices, output());
   }
   {
@@ -70,7 +71,7 @@ void build(ScheduleBuilder& b) {
     append_allreduce_across_nodes(b, output(slices.offset(local) * es), slices.size(local));
   }
   {
-    auto lanes_of_node = b.within(g.first_local_ranks(lanes));
+    auto lanes_of_node = b.within(lane_ranks);
     append_ring_allgather(b, slices, output());
   }
   if (!extras.empty()) {

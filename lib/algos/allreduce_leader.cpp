@@ -55,8 +55,8 @@ void build(ScheduleBuilder& b) {
 
 extern const Algorithm kAllreduceLeader{
     "leader", Collective::Allreduce,
-    "node-aware for small vectors: reduce to one leader per node, recursive doubling between "
-    "leaders, broadcast in each node",
+    "node-aware, one leader per node: reduce to the leaders, allreduce between them (recursive "
+    "doubling, or a ring for large vectors), broadcast in each node",
     accept_all, build};
 
 }  // namespace tutti::algos

@@ -1,6 +1,7 @@
 #include "algos/recursive_doubling.hpp"
 
 #include "algos/patterns.hpp"
+#include "algos/recursive_halving.hpp"
 #include "algos/ring.hpp"
 
 namespace tutti::algos {
@@ -9,20 +10,13 @@ void append_recursive_doubling_inplace(ScheduleBuilder& b, BufRef data, size_t b
   if (b.nranks() == 1 || bytes == 0) return;
   const size_t chunk = chunk_bytes_of(b);
   const PowerOfTwoFold fold{b.rank(), b.nranks()};
-  const int partner = fold.fold_partner();
+  // A received vector lands here; a round never writes what it sends.
+  const BufRef landing = fold.folded() ? data : b.scratch(bytes);
+  append_fold_in(b, fold, data, data, landing, bytes);
   if (fold.folded()) {
-    b.send(partner, data, bytes, chunk);
-    b.end_round();
-    b.recv(partner, data, bytes, chunk);
+    b.recv(fold.fold_partner(), data, bytes, chunk);
     b.end_round();
     return;
-  }
-  // A received vector lands here; a round never writes what it sends.
-  const BufRef landing = b.scratch(bytes);
-  if (partner >= 0) {  // the folded partner is the lower rank
-    b.recv(partner, landing, bytes, chunk);
-    b.end_round();
-    b.reduce(data, landing, data, bytes);
   }
   const int nr = fold.new_rank();
   for (int mask = 1; mask < fold.pof2(); mask <<= 1) {
@@ -35,7 +29,7 @@ void append_recursive_doubling_inplace(ScheduleBuilder& b, BufRef data, size_t b
     else
       b.reduce(data, data, landing, bytes);
   }
-  if (partner >= 0) b.send(partner, data, bytes, chunk);
+  if (fold.fold_partner() >= 0) b.send(fold.fold_partner(), data, bytes, chunk);
   b.end_round();
 }
 
