@@ -1,6 +1,7 @@
 #include "transport/ucx.hpp"
 
 #include <sched.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -72,6 +73,28 @@ uint64_t boot_id_hash() {
   return h == 0 ? 1 : h;
 }
 
+// Sets one of UCX's options; on failure releases the configuration and
+// throws.
+void modify_config(ucp_config_t* config, const char* name, const char* value) {
+  const ucs_status_t s = ucp_config_modify(config, name, value);
+  if (s == UCS_OK) return;
+  ucp_config_release(config);
+  check_ucs(s, str("ucp_config_modify(", name, ")").c_str());
+}
+
+// The inode of this process's network namespace; 0 if it cannot be read.
+uint64_t network_namespace() {
+  struct stat st {};
+  if (stat("/proc/self/ns/net", &st) != 0) return 0;
+  return static_cast<uint64_t>(st.st_ino);
+}
+
+// What a rank tells the others before UCX starts.
+struct MachineId {
+  uint64_t boot = 0;     // boot_id_hash()
+  uint64_t network = 0;  // network_namespace()
+};
+
 }  // namespace
 
 std::string UcxTransport::version() {
@@ -92,15 +115,19 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
   // share memory). An unreadable boot id counts as the same machine: the
   // acknowledgements are then kept, which is always safe. Known before
   // ucp_init, because the rendezvous threshold depends on it.
-  const uint64_t my_boot = boot_id_hash();
-  std::vector<uint64_t> boots(static_cast<size_t>(nranks_));
-  check_mpi(MPI_Allgather(&my_boot, 1, MPI_UINT64_T, boots.data(), 1, MPI_UINT64_T, comm),
+  const MachineId me{boot_id_hash(), network_namespace()};
+  std::vector<MachineId> ids(static_cast<size_t>(nranks_));
+  check_mpi(MPI_Allgather(&me, 2, MPI_UINT64_T, ids.data(), 2, MPI_UINT64_T, comm),
             "MPI_Allgather of boot ids");
   same_machine_.resize(static_cast<size_t>(nranks_));
   bool spans_machines = false;
+  bool spans_networks_on_machine = false;
   for (int r = 0; r < nranks_; ++r) {
-    same_machine_[r] = my_boot == 0 || boots[r] == 0 || boots[r] == my_boot;
+    const MachineId& peer = ids[static_cast<size_t>(r)];
+    same_machine_[r] = me.boot == 0 || peer.boot == 0 || peer.boot == me.boot;
     spans_machines = spans_machines || !same_machine_[r];
+    spans_networks_on_machine =
+        spans_networks_on_machine || (same_machine_[r] && peer.network != me.network);
   }
 
   ucp_config_t* config = nullptr;
@@ -119,13 +146,18 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
     ack_bytes_ = ack_bytes_for(user);
   } else {
     const size_t thresh_bytes = spans_machines ? kInterMachineRndvBytes : kAckBytes;
-    const ucs_status_t thresh =
-        ucp_config_modify(config, "RNDV_THRESH", std::to_string(thresh_bytes).c_str());
-    if (thresh != UCS_OK) {
-      ucp_config_release(config);
-      check_ucs(thresh, "ucp_config_modify(RNDV_THRESH)");
-    }
+    modify_config(config, "RNDV_THRESH", std::to_string(thresh_bytes).c_str());
   }
+  // Containers on one machine with network namespaces of their own (the
+  // cluster suite's container mode; docker without --network host): UCX
+  // joins them by shared memory, but with adaptive progress a worker polls
+  // its shared-memory interface only once one of its own endpoints uses it
+  // or a peer wakes it through an abstract unix socket, which belongs to the
+  // sender's network namespace and so never arrives. A rank that only
+  // receives from such a peer (a bcast's leaf) then never sees the message.
+  // Polling every interface from the start avoids that.
+  if (spans_networks_on_machine && !std::getenv("UCX_ADAPTIVE_PROGRESS"))
+    modify_config(config, "ADAPTIVE_PROGRESS", "n");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
   params.features = UCP_FEATURE_TAG;
