@@ -17,6 +17,26 @@ std::vector<int> NodeGroups::rail(int local) const {
   return out;
 }
 
+int NodeGroups::node_of(int rank) const {
+  for (size_t k = 0; k < ranks_of_node.size(); ++k) {
+    const std::vector<int>& node = ranks_of_node[k];
+    if (std::binary_search(node.begin(), node.end(), rank)) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+int NodeGroups::local_index_of(int rank) const {
+  const std::vector<int>& node = ranks_of_node[static_cast<size_t>(node_of(rank))];
+  return static_cast<int>(std::lower_bound(node.begin(), node.end(), rank) - node.begin());
+}
+
+std::vector<int> NodeGroups::leaders_for_root(int root) const {
+  std::vector<int> out = rail(0);
+  const int root_node = node_of(root);
+  if (root_node >= 0) out[static_cast<size_t>(root_node)] = root;
+  return out;
+}
+
 NodeGroups node_groups_of(const Topology& topo, int rank) {
   NodeGroups g;
   // Nodes in order of their index; a communicator made by a split may use

@@ -26,6 +26,13 @@ struct NodeGroups {
   // The rank with local index `local` on every node, in node order
   // (local < min_ranks_per_node, so every node has one).
   std::vector<int> rail(int local) const;
+  // The node (index into ranks_of_node) that holds `rank`.
+  int node_of(int rank) const;
+  // The index of `rank` among the ranks of its node.
+  int local_index_of(int rank) const;
+  // The leaders of a rooted collective, one per node in node order: the
+  // root on its node, the first rank on every other node.
+  std::vector<int> leaders_for_root(int root) const;
 };
 
 // Nodes that hold no rank of the communicator are dropped.

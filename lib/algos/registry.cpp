@@ -6,8 +6,8 @@ namespace tutti::algos {
 // collective. Order matters only for listings (tutti-info).
 extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving,
     kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceLeader;
-extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm;
-extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm;
+extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduceLeader;
+extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm;
 extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm;
 extern const Algorithm kGatherTree, kGatherLinear;
@@ -22,8 +22,8 @@ namespace {
 const Algorithm* const kRegistry[] = {
     &kAllreduceRing, &kAllreduceRecursiveDoubling, &kAllreduceRecursiveHalving, &kAllreduceTree,
     &kAllreduceShm, &kAllreduceHierarchical, &kAllreduceLeader,
-    &kReduceTree, &kReduceRecursiveHalving, &kReduceShm,
-    &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm,
+    &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader,
+    &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader,
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,
     &kGatherTree, &kGatherLinear,

@@ -216,6 +216,17 @@ const TuningTable& builtin_tuning() {
     add(Collective::Allreduce, 0, 128 * K, "leader").nodes = {2, kAny};
     add(Collective::Allreduce, 128 * K, kAny, "leader").nodes = {2, 3};
     add(Collective::Allreduce, 128 * K, kAny, "hierarchical").nodes = {3, kAny};
+    // bcast and reduce through one leader per node: only N-1 messages cross
+    // between nodes whatever the root and the rank layout (the flat
+    // binomial tree crosses up to P-1 times with a root other than 0, and
+    // scatter_allgather sends every rank's block across). 2 x 2, root 3,
+    // 2026-11-25, one job per algorithm (tutti-bench --compare-mpi): reduce
+    // "leader" 0.2-0.7 of Open MPI's time from 8 B to 16 MiB, against
+    // 0.55-1.0 for the tree and 0.5-2.1 for recursive halving; bcast
+    // "leader" matches the tree at root 0 (the same edges there) and
+    // scatter_allgather took 1.3-5x Open MPI's time.
+    add(Collective::Bcast, 0, kAny, "leader").nodes = {2, kAny};
+    add(Collective::Reduce, 0, kAny, "leader").nodes = {2, kAny};
     // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes
     // the ones that move the fewest bytes per rank.
     add(Collective::Allreduce, 0, 16 * K, "recursive_doubling");

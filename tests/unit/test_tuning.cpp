@@ -544,7 +544,12 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
                               Topology{8, 4, 2, {0, 0, 1, 1, 2, 2, 3, 3}, 0});
   CHECK(picks(four_nodes, Collective::Allreduce, (128 << 10) - 4, 8) == "leader");
   CHECK(picks(four_nodes, Collective::Allreduce, 128 << 10, 8) == "hierarchical");
-  CHECK(picks(four_nodes, Collective::Bcast, 128 << 10, 8) == "scatter_allgather");
+  // bcast and reduce through one leader per node, at every size.
+  CHECK(picks(four_nodes, Collective::Bcast, 8, 8) == "leader");
+  CHECK(picks(four_nodes, Collective::Bcast, 16 << 20, 8) == "leader");
+  CHECK(picks(two_nodes, Collective::Reduce, 8, 4) == "leader");
+  CHECK(picks(four_nodes, Collective::Reduce, 16 << 20, 8) == "leader");
+  CHECK(picks(four_nodes, Collective::Allgather, 128 << 10, 8) == "ring");
 }
 
 TEST_CASE("algorithm parameters are found by building schedules", "[tuning]") {

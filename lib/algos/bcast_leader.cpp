@@ -1,0 +1,49 @@
+// bcast "leader": node-aware, one leader per node (the root on its node,
+// the first rank on every other node).
+//   Steps:    1. the leaders broadcast between nodes: binomial tree from the
+//                root, pipelined in segments;
+//             2. inside each node, binomial broadcast from its leader,
+//                pipelined in segments.
+//   Segments: params.chunk_bytes (default 256 KiB), in both steps.
+//   Scratch:  none (everything moves in the output).
+//   Cost, N nodes of L ranks, n bytes, unpipelined:
+//             ceil(log2 N) (alpha_out + n beta_out) +
+//             ceil(log2 L) (alpha_in + n beta_in).
+//             Exactly N-1 messages of n bytes cross between nodes, against
+//             up to P-1 for the flat tree (whose edges ignore the nodes).
+//   Any rank count, count, topology and root; on one node it is the tree.
+#include "algos/binomial.hpp"
+#include "algos/node_groups.hpp"
+#include "algos/registry.hpp"
+
+namespace tutti::algos {
+namespace {
+
+void build(ScheduleBuilder& b) {
+  const CollArgs& a = b.args();
+  const size_t n = a.count * b.elem_size();
+  const size_t segment = binomial_segment_bytes(b);
+  const NodeGroups g = node_groups_of(b.topology(), b.comm_rank());
+  const std::vector<int> leaders = g.leaders_for_root(a.root);
+  const int my_leader = leaders[static_cast<size_t>(g.my_node)];
+  if (b.comm_rank() == my_leader && g.nnodes() > 1) {
+    auto between_nodes = b.within(leaders);
+    append_binomial_bcast(b, BinomialTree{b.rank(), b.nranks(), g.node_of(a.root)}, output(), n,
+                          segment);
+  }
+  if (g.my_node_ranks().size() > 1) {
+    auto in_node = b.within(g.my_node_ranks());
+    append_binomial_bcast(b, BinomialTree{b.rank(), b.nranks(), g.local_index_of(my_leader)},
+                          output(), n, segment);
+  }
+}
+
+}  // namespace
+
+extern const Algorithm kBcastLeader{
+    "leader", Collective::Bcast,
+    "node-aware, one leader per node: binomial tree between the nodes' leaders, then a binomial "
+    "tree in each node",
+    accept_all, build};
+
+}  // namespace tutti::algos
