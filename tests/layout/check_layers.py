@@ -18,6 +18,7 @@ LAYERS = [
     ["safety", "algos", "cuda"],
     ["tuning"],
     ["api"],
+    ["interpose"],
 ]
 LEVEL = {folder: level for level, folders in enumerate(LAYERS) for folder in folders}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/[^"]+"', re.M)

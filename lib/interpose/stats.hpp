@@ -1,0 +1,31 @@
+// What the interposition library did with the calls it saw: ran them in tutti
+// or passed them to the MPI library, and why (TUTTI_MPI_STATS=1 prints it).
+#pragma once
+
+#include <cstdint>
+
+namespace tutti::interpose {
+
+enum class Pass : int {
+  disabled,          // TUTTI_MPI=0
+  not_ready,         // MPI not initialised, already finalised, or tutti failed to start
+  inter_communicator,
+  one_rank,          // MPI_COMM_SELF and every other one-rank communicator
+  datatype,          // derived, non-contiguous or not one of tutti's types
+  op,                // user ops, MINLOC/MAXLOC, logical and bitwise ops
+  uneven_counts,     // MPI_Reduce_scatter with different counts per rank
+  bad_arguments,     // a negative count, or send and receive sizes that differ: MPI reports it
+  count_              // number of reasons
+};
+
+const char* pass_reason_name(Pass reason);
+
+// Counting is per process and thread-safe.
+void count_ran_in_tutti();
+void count_passed(Pass reason);
+
+// Collective over MPI_COMM_WORLD: sums every rank's counts and prints them on
+// rank 0's stderr when TUTTI_MPI_STATS=1. Called by MPI_Finalize.
+void report_stats();
+
+}  // namespace tutti::interpose
