@@ -11,6 +11,10 @@ std::optional<size_t> block_bytes(int count, MPI_Datatype dt) {
   return *bytes * static_cast<size_t>(count);
 }
 
+size_t reduction_bytes(int count, MPI_Datatype dt) {
+  return block_bytes(count, dt).value_or(0);
+}
+
 Pass why_not_reduction(int count, MPI_Datatype dt, MPI_Op op) {
   if (count < 0) return Pass::bad_arguments;
   if (!reduction_type(dt)) return Pass::datatype;

@@ -23,6 +23,9 @@ inline bool in_place(const void* buf) { return buf == MPI_IN_PLACE; }
 // Bytes of `count` elements of `dt`, when they are contiguous.
 std::optional<size_t> block_bytes(int count, MPI_Datatype dt);
 
+// Bytes of a reduction's vector (for the policy's size classes).
+size_t reduction_bytes(int count, MPI_Datatype dt);
+
 Pass why_not_reduction(int count, MPI_Datatype dt, MPI_Op op);
 // MPI_Reduce_scatter: served when every rank receives the same count.
 Pass why_not_reduce_scatter(MPI_Comm comm, const int recvcounts[], MPI_Datatype dt, MPI_Op op);

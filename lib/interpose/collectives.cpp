@@ -20,7 +20,8 @@ extern "C" {
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm) {
   return serve(
-      comm, [&] { return why_not_reduction(count, dt, op); },
+      comm, Coll::allreduce, [&] { return why_not_reduction(count, dt, op); },
+      [&] { return reduction_bytes(count, dt); },
       [&](tutti_comm_t t) {
         return tutti_allreduce(sendbuf, recvbuf, count, *reduction_type(dt), *reduction_op(op), t);
       },
@@ -30,7 +31,8 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                int root, MPI_Comm comm) {
   return serve(
-      comm, [&] { return why_not_reduction(count, dt, op); },
+      comm, Coll::reduce, [&] { return why_not_reduction(count, dt, op); },
+      [&] { return reduction_bytes(count, dt); },
       [&](tutti_comm_t t) {
         return tutti_reduce(sendbuf, recvbuf, count, *reduction_type(dt), *reduction_op(op), root,
                             t);
@@ -41,7 +43,8 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, M
 int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt,
                              MPI_Op op, MPI_Comm comm) {
   return serve(
-      comm, [&] { return why_not_reduction(recvcount, dt, op); },
+      comm, Coll::reduce_scatter, [&] { return why_not_reduction(recvcount, dt, op); },
+      [&] { return reduction_bytes(recvcount, dt); },
       [&](tutti_comm_t t) {
         return tutti_reduce_scatter(sendbuf, recvbuf, recvcount, *reduction_type(dt),
                                     *reduction_op(op), t);
@@ -54,7 +57,8 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, 
 int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm) {
   return serve(
-      comm, [&] { return why_not_reduce_scatter(comm, recvcounts, dt, op); },
+      comm, Coll::reduce_scatter, [&] { return why_not_reduce_scatter(comm, recvcounts, dt, op); },
+      [&] { return reduction_bytes(recvcounts[0], dt); },
       [&](tutti_comm_t t) {
         return tutti_reduce_scatter(sendbuf, recvbuf, recvcounts[0], *reduction_type(dt),
                                     *reduction_op(op), t);
@@ -64,7 +68,8 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
 
 int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
   return serve(
-      comm, [&] { return why_not_bytes(count, dt); },
+      comm, Coll::bcast, [&] { return why_not_bytes(count, dt); },
+      [&] { return *block_bytes(count, dt); },
       [&](tutti_comm_t t) { return tutti_bcast(buf, *block_bytes(count, dt), TUTTI_UINT8, root, t); },
       [&] { return PMPI_Bcast(buf, count, dt, root, comm); });
 }
@@ -72,8 +77,9 @@ int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return serve(
-      comm,
+      comm, Coll::allgather,
       [&] { return why_not_symmetric(sendbuf, sendcount, sendtype, recvcount, recvtype); },
+      [&] { return *block_bytes(recvcount, recvtype); },
       [&](tutti_comm_t t) {
         return tutti_allgather(sendbuf, recvbuf, *block_bytes(recvcount, recvtype), TUTTI_UINT8, t);
       },
@@ -85,8 +91,9 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return serve(
-      comm,
+      comm, Coll::alltoall,
       [&] { return why_not_symmetric(sendbuf, sendcount, sendtype, recvcount, recvtype); },
+      [&] { return *block_bytes(recvcount, recvtype); },
       [&](tutti_comm_t t) {
         return tutti_alltoall(sendbuf, recvbuf, *block_bytes(recvcount, recvtype), TUTTI_UINT8, t);
       },
@@ -101,11 +108,12 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   RootedBlock block;
   return serve(
-      comm,
+      comm, Coll::gather,
       [&] {
         block = gather_block(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
         return block.pass;
       },
+      [&] { return block.bytes; },
       [&](tutti_comm_t t) {
         return tutti_gather(sendbuf, recvbuf, block.bytes, TUTTI_UINT8, root, t);
       },
@@ -118,11 +126,12 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   RootedBlock block;
   return serve(
-      comm,
+      comm, Coll::scatter,
       [&] {
         block = scatter_block(comm, recvbuf, sendcount, sendtype, recvcount, recvtype, root);
         return block.pass;
       },
+      [&] { return block.bytes; },
       [&](tutti_comm_t t) {
         return tutti_scatter(sendbuf, recvbuf, block.bytes, TUTTI_UINT8, root, t);
       },
@@ -137,11 +146,12 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   thread_local VectorBytes bytes;
   return serve(
-      comm,
+      comm, Coll::alltoallv,
       [&] {
         return alltoallv_bytes(comm, sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls,
                                recvtype, bytes);
       },
+      [] { return size_t{0}; },
       [&](tutti_comm_t t) {
         return tutti_alltoallv(sendbuf, bytes.send_counts.data(), bytes.send_displs.data(),
                                recvbuf, bytes.recv_counts.data(), bytes.recv_displs.data(),
@@ -155,7 +165,8 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
 
 int MPI_Barrier(MPI_Comm comm) {
   return serve(
-      comm, [] { return kServe; }, [&](tutti_comm_t t) { return tutti_barrier(t); },
+      comm, Coll::barrier, [] { return kServe; }, [] { return size_t{0}; },
+      [&](tutti_comm_t t) { return tutti_barrier(t); },
       [&] { return PMPI_Barrier(comm); });
 }
 

@@ -1,6 +1,8 @@
 #include "interpose/comm_table.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,14 +22,30 @@ struct Entry {
   MPI_Comm mpi;
   tutti_comm_t tutti;
   Pass reason;
+  Policy policy;
 };
 
 std::mutex table_mutex;
 int keyval = MPI_KEYVAL_INVALID;
 std::vector<Entry*> live;  // creation order
 
+// The last communicator this thread looked up, valid while no entry has
+// been deleted since (an attribute lookup costs about 20-30 ns; a program
+// calls its collectives on the same few communicators).
+std::atomic<uint64_t> deletions{0};
+struct LastLookup {
+  MPI_Comm comm = MPI_COMM_NULL;
+  Entry* entry = nullptr;
+  uint64_t deletions = ~uint64_t{0};
+};
+thread_local LastLookup last;
+
+// MPI is up: set once seen, cleared by MPI_Finalize (lifecycle.cpp).
+std::atomic<bool> mpi_up{false};
+
 int delete_entry(MPI_Comm, int, void* attribute, void*) {
   auto* entry = static_cast<Entry*>(attribute);
+  deletions.fetch_add(1);
   {
     std::lock_guard lock(table_mutex);
     live.erase(std::remove(live.begin(), live.end(), entry), live.end());
@@ -61,7 +79,7 @@ Pass why_not_tutti(MPI_Comm comm) {
 }
 
 Entry* create_entry(MPI_Comm comm) {
-  auto* entry = new Entry{comm, nullptr, why_not_tutti(comm)};
+  auto* entry = new Entry{comm, nullptr, why_not_tutti(comm), {}};
   if (entry->reason == Pass::count_) {
     InsideTutti inside;
     int rc = tutti_comm_create(comm, &entry->tutti);
@@ -95,11 +113,18 @@ bool interposition_enabled() {
 
 Route route_for(MPI_Comm comm) {
   if (!interposition_enabled()) return {nullptr, Pass::disabled};
-  int initialized = 0, finalized = 0;
-  PMPI_Initialized(&initialized);
-  PMPI_Finalized(&finalized);
-  if (!initialized || finalized || comm == MPI_COMM_NULL) return {nullptr, Pass::not_ready};
+  if (comm == last.comm && last.deletions == deletions.load(std::memory_order_acquire))
+    return {last.entry->tutti, last.entry->reason, &last.entry->policy};
+  if (!mpi_up.load(std::memory_order_acquire)) {
+    int initialized = 0, finalized = 0;
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
+    if (!initialized || finalized) return {nullptr, Pass::not_ready};
+    mpi_up.store(true, std::memory_order_release);
+  }
+  if (comm == MPI_COMM_NULL) return {nullptr, Pass::not_ready};
   if (keyval == MPI_KEYVAL_INVALID && !make_keyval()) return {nullptr, Pass::not_ready};
+  const uint64_t deletions_before = deletions.load(std::memory_order_acquire);
 
   void* found = nullptr;
   int has = 0;
@@ -110,10 +135,13 @@ Route route_for(MPI_Comm comm) {
     if (!found) return {nullptr, Pass::not_ready};
   }
   auto* entry = static_cast<Entry*>(found);
-  return {entry->tutti, entry->reason};
+  last = {comm, entry, deletions_before};
+  return {entry->tutti, entry->reason, &entry->policy};
 }
 
 void destroy_all_communicators() {
+  mpi_up.store(false, std::memory_order_release);
+  last = {};
   std::vector<Entry*> newest_first;
   {
     std::lock_guard lock(table_mutex);

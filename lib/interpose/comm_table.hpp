@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include "interpose/policy.hpp"
 #include "interpose/stats.hpp"
 #include "tutti/tutti.h"
 
@@ -20,6 +21,7 @@ namespace tutti::interpose {
 struct Route {
   tutti_comm_t tutti = nullptr;
   Pass reason = Pass::not_ready;
+  Policy* policy = nullptr;  // with `tutti`: where each call runs best
 };
 
 // False when TUTTI_MPI=0: every call goes to MPI.

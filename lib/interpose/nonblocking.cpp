@@ -17,7 +17,8 @@ extern "C" {
 int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm, MPI_Request* request) {
   return serve_nonblocking(
-      comm, request, [&] { return why_not_reduction(count, dt, op); },
+      comm, Coll::allreduce, request, [&] { return why_not_reduction(count, dt, op); },
+      [&] { return reduction_bytes(count, dt); },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_iallreduce(sendbuf, recvbuf, count, *reduction_type(dt), *reduction_op(op),
                                 t, r);
@@ -28,7 +29,8 @@ int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype d
 int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request* request) {
   return serve_nonblocking(
-      comm, request, [&] { return why_not_reduction(count, dt, op); },
+      comm, Coll::reduce, request, [&] { return why_not_reduction(count, dt, op); },
+      [&] { return reduction_bytes(count, dt); },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_ireduce(sendbuf, recvbuf, count, *reduction_type(dt), *reduction_op(op),
                              root, t, r);
@@ -39,7 +41,8 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, 
 int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
                               MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return serve_nonblocking(
-      comm, request, [&] { return why_not_reduction(recvcount, dt, op); },
+      comm, Coll::reduce_scatter, request, [&] { return why_not_reduction(recvcount, dt, op); },
+      [&] { return reduction_bytes(recvcount, dt); },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_ireduce_scatter(sendbuf, recvbuf, recvcount, *reduction_type(dt),
                                      *reduction_op(op), t, r);
@@ -52,7 +55,8 @@ int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
 int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
                         MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return serve_nonblocking(
-      comm, request, [&] { return why_not_reduce_scatter(comm, recvcounts, dt, op); },
+      comm, Coll::reduce_scatter, request, [&] { return why_not_reduce_scatter(comm, recvcounts, dt, op); },
+      [&] { return reduction_bytes(recvcounts[0], dt); },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_ireduce_scatter(sendbuf, recvbuf, recvcounts[0], *reduction_type(dt),
                                      *reduction_op(op), t, r);
@@ -63,7 +67,8 @@ int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts
 int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                MPI_Request* request) {
   return serve_nonblocking(
-      comm, request, [&] { return why_not_bytes(count, dt); },
+      comm, Coll::bcast, request, [&] { return why_not_bytes(count, dt); },
+      [&] { return *block_bytes(count, dt); },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_ibcast(buf, *block_bytes(count, dt), TUTTI_UINT8, root, t, r);
       },
@@ -73,8 +78,9 @@ int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
 int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   return serve_nonblocking(
-      comm, request,
+      comm, Coll::allgather, request,
       [&] { return why_not_symmetric(sendbuf, sendcount, sendtype, recvcount, recvtype); },
+      [&] { return *block_bytes(recvcount, recvtype); },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_iallgather(sendbuf, recvbuf, *block_bytes(recvcount, recvtype), TUTTI_UINT8,
                                 t, r);
@@ -88,8 +94,9 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   return serve_nonblocking(
-      comm, request,
+      comm, Coll::alltoall, request,
       [&] { return why_not_symmetric(sendbuf, sendcount, sendtype, recvcount, recvtype); },
+      [&] { return *block_bytes(recvcount, recvtype); },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_ialltoall(sendbuf, recvbuf, *block_bytes(recvcount, recvtype), TUTTI_UINT8,
                                t, r);
@@ -105,11 +112,12 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
                 MPI_Request* request) {
   RootedBlock block;
   return serve_nonblocking(
-      comm, request,
+      comm, Coll::gather, request,
       [&] {
         block = gather_block(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
         return block.pass;
       },
+      [&] { return block.bytes; },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_igather(sendbuf, recvbuf, block.bytes, TUTTI_UINT8, root, t, r);
       },
@@ -124,11 +132,12 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
                  MPI_Request* request) {
   RootedBlock block;
   return serve_nonblocking(
-      comm, request,
+      comm, Coll::scatter, request,
       [&] {
         block = scatter_block(comm, recvbuf, sendcount, sendtype, recvcount, recvtype, root);
         return block.pass;
       },
+      [&] { return block.bytes; },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_iscatter(sendbuf, recvbuf, block.bytes, TUTTI_UINT8, root, t, r);
       },
@@ -145,11 +154,12 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    MPI_Request* request) {
   auto bytes = std::make_shared<VectorBytes>();
   return serve_nonblocking(
-      comm, request,
+      comm, Coll::alltoallv, request,
       [&] {
         return alltoallv_bytes(comm, sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls,
                                recvtype, *bytes);
       },
+      [] { return size_t{0}; },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_ialltoallv(sendbuf, bytes->send_counts.data(), bytes->send_displs.data(),
                                 recvbuf, bytes->recv_counts.data(), bytes->recv_displs.data(),
@@ -164,7 +174,8 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) {
   return serve_nonblocking(
-      comm, request, [] { return kServe; },
+      comm, Coll::barrier, request, [] { return kServe; },
+      [] { return size_t{0}; },
       [&](tutti_comm_t t, tutti_request_t* r) { return tutti_ibarrier(t, r); },
       [&] { return PMPI_Ibarrier(comm, request); });
 }

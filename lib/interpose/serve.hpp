@@ -13,58 +13,74 @@
 
 namespace tutti::interpose {
 
-// The tutti communicator a collective on `comm` runs on, or null when it
-// goes to MPI (the reason counted). `check_args` says whether tutti can take
-// the call's arguments (Pass::count_ for yes, else the reason it cannot); it
-// must answer alike on every rank of a correct program. Calls made by tutti
-// itself go to MPI uncounted.
+// Where a collective on `comm` goes: route.tutti null when it goes to MPI
+// (the reason counted). `check_args` says whether tutti can take the call's
+// arguments (Pass::count_ for yes, else the reason it cannot); it must answer
+// alike on every rank of a correct program. Calls made by tutti itself go to
+// MPI uncounted.
 template <typename CheckArgs>
-tutti_comm_t tutti_for_call(MPI_Comm comm, CheckArgs&& check_args) {
-  if (inside_tutti()) return nullptr;
+Route route_call(MPI_Comm comm, CheckArgs&& check_args) {
+  if (inside_tutti()) return {};
   if (!interposition_enabled()) {
     count_passed(Pass::disabled);
-    return nullptr;
+    return {};
   }
   if (const Pass problem = check_args(); problem != Pass::count_) {
     count_passed(problem);
-    return nullptr;
+    return {};
   }
   const Route route = route_for(comm);
   if (!route.tutti) count_passed(route.reason);
-  return route.tutti;
+  return route;
 }
 
-// A blocking collective: `run_tutti(tutti_comm_t)` returns a tutti status,
-// `run_mpi()` an MPI one.
-template <typename CheckArgs, typename RunTutti, typename RunMpi>
-int serve(MPI_Comm comm, CheckArgs&& check_args, RunTutti&& run_tutti, RunMpi&& run_mpi) {
-  const tutti_comm_t t = tutti_for_call(comm, check_args);
-  if (!t) return run_mpi();
-  int status;
-  {
-    InsideTutti inside;
-    status = run_tutti(t);
+// A blocking collective of `bytes` (alike on every rank): `run_tutti(tutti_comm_t)`
+// returns a tutti status, `run_mpi()` an MPI one. The policy picks the side.
+template <typename CheckArgs, typename Bytes, typename RunTutti, typename RunMpi>
+int serve(MPI_Comm comm, Coll coll, CheckArgs&& check_args, Bytes&& bytes, RunTutti&& run_tutti,
+          RunMpi&& run_mpi) {
+  const Route route = route_call(comm, check_args);
+  if (!route.tutti) return run_mpi();
+  const Policy::Choice choice = route.policy->choose(coll, bytes());
+  const double start = choice.trial ? PMPI_Wtime() : 0;
+  int rc;
+  if (choice.side == Policy::Side::mpi) {
+    count_passed(choice.trial ? Pass::trial : Pass::mpi_faster);
+    rc = run_mpi();
+  } else {
+    int status;
+    {
+      InsideTutti inside;
+      status = run_tutti(route.tutti);
+    }
+    count_ran_in_tutti();
+    rc = status == 0 ? MPI_SUCCESS : raise_tutti_error(comm, status);
   }
-  count_ran_in_tutti();
-  return status == 0 ? MPI_SUCCESS : raise_tutti_error(comm, status);
+  if (choice.trial) route.policy->record(choice, PMPI_Wtime() - start, comm);
+  return rc;
 }
 
 // A non-blocking one: `start_tutti(tutti_comm_t, tutti_request_t*)` starts
 // it in tutti, and *request becomes an MPI request that MPI_Wait & co.
 // complete (requests.hpp). `keep` lives as long as the request (arguments
-// tutti reads until completion).
-template <typename CheckArgs, typename StartTutti, typename RunMpi>
-int serve_nonblocking(MPI_Comm comm, MPI_Request* request, CheckArgs&& check_args,
-                      StartTutti&& start_tutti, RunMpi&& run_mpi,
+// tutti reads until completion). It goes where the policy has decided for
+// its class (tutti until then).
+template <typename CheckArgs, typename Bytes, typename StartTutti, typename RunMpi>
+int serve_nonblocking(MPI_Comm comm, Coll coll, MPI_Request* request, CheckArgs&& check_args,
+                      Bytes&& bytes, StartTutti&& start_tutti, RunMpi&& run_mpi,
                       std::shared_ptr<void> keep = nullptr) {
   if (!request) return run_mpi();  // MPI reports the missing request
-  const tutti_comm_t t = tutti_for_call(comm, check_args);
-  if (!t) return run_mpi();
+  const Route route = route_call(comm, check_args);
+  if (!route.tutti) return run_mpi();
+  if (route.policy->decided(coll, bytes()) == Policy::Side::mpi) {
+    count_passed(Pass::mpi_faster);
+    return run_mpi();
+  }
   tutti_request_t started = nullptr;
   int status;
   {
     InsideTutti inside;
-    status = start_tutti(t, &started);
+    status = start_tutti(route.tutti, &started);
   }
   count_ran_in_tutti();
   if (status != 0) return raise_tutti_error(comm, status);

@@ -32,6 +32,8 @@ const char* pass_reason_name(Pass reason) {
     case Pass::datatype: return "datatype";
     case Pass::op: return "op";
     case Pass::uneven_counts: return "uneven counts";
+    case Pass::trial: return "trial";
+    case Pass::mpi_faster: return "MPI measured faster";
     case Pass::bad_arguments: return "bad arguments";
     case Pass::count_: break;
   }

@@ -14,6 +14,8 @@ enum class Pass : int {
   datatype,          // derived, non-contiguous or not one of tutti's types
   op,                // user ops, MINLOC/MAXLOC, logical and bitwise ops
   uneven_counts,     // MPI_Reduce_scatter with different counts per rank
+  trial,             // timed on MPI while the policy compares both sides (policy.hpp)
+  mpi_faster,        // the policy measured MPI faster for this call's size class
   bad_arguments,     // a negative count, or send and receive sizes that differ: MPI reports it
   count_              // number of reasons
 };

@@ -1,0 +1,63 @@
+// Where a call runs best, tutti or the MPI library, measured on the job
+// itself: per communicator, collective and power-of-two size class, the
+// first calls alternate between the two (one warm-up call each, then
+// TUTTI_MPI_TRIALS timed calls each, default 4), the ranks agree on the
+// slowest rank's total for each side (one small PMPI_Allreduce), and later
+// calls of that class go to the faster side. The decision is taken at the
+// same call on every rank, from values every rank agrees on, so all ranks of
+// a call take the same side. TUTTI_MPI_TRIALS=0 sends every call tutti
+// serves to tutti.
+//
+// Why measure rather than ask tutti's dispatcher: the dispatcher's rules say
+// which of tutti's algorithms is best, not whether the MPI library beats it
+// on this machine, in this job, for this program's buffers; a few calls
+// answer that exactly. Non-blocking calls follow the decision of their
+// class but never take part in the trials (their time is not the call's).
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+namespace tutti::interpose {
+
+enum class Coll : int {
+  allreduce, reduce, reduce_scatter, bcast, allgather, alltoall, gather, scatter, barrier,
+  alltoallv,  // never tried: its sizes differ by rank, so classes would not agree
+  count_
+};
+
+class Policy {
+ public:
+  enum class Side : uint8_t { tutti, mpi };
+  struct Choice {
+    Side side = Side::tutti;
+    bool trial = false;  // a trial call: time it and record()
+    int slot = -1;
+  };
+
+  // For a blocking call.
+  Choice choose(Coll coll, size_t bytes);
+  // For a non-blocking call: the decided side, tutti until then.
+  Side decided(Coll coll, size_t bytes) const;
+  // After a trial call: its time on this rank. The last trial of a class
+  // agrees with the other ranks of `comm` (collective, as the call was).
+  void record(const Choice& choice, double seconds, MPI_Comm comm);
+
+ private:
+  static constexpr int kClasses = 48;
+  struct Class {
+    uint16_t calls = 0;                 // trial calls made so far
+    std::array<double, 2> seconds{};    // timed trial totals: tutti, mpi
+    int8_t winner = -1;                 // -1 undecided, else a Side
+  };
+  static int slot_of(Coll coll, size_t bytes);
+  std::array<Class, static_cast<int>(Coll::count_) * kClasses> classes_{};
+};
+
+// TUTTI_MPI_TRIALS (read once).
+int trials_per_side();
+
+}  // namespace tutti::interpose
