@@ -126,15 +126,23 @@ std::vector<Ours>& ours_in(int count, const MPI_Request* requests) {
   return ours;
 }
 
+// One poll of each of ours, their results captured; true when all are done.
+bool advance_all(std::vector<Ours>& ours) {
+  bool all_done = true;
+  for (Ours& o : ours) {
+    all_done = advance(o.pending) && all_done;
+    o.status = o.pending->status;
+  }
+  return all_done;
+}
+
 // Polls ours (and lets MPI progress its own) until `mpi_poll` says the call
 // is satisfied; ours that outlive TUTTI_TIMEOUT end with a timeout.
 template <typename MpiPoll>
 int poll_until(std::vector<Ours>& ours, MpiPoll&& mpi_poll) {
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
-    bool all_ours_done = true;
-    for (Ours& o : ours) all_ours_done = advance(o.pending) && all_ours_done;
-    for (Ours& o : ours) o.status = o.pending->status;
+    const bool all_ours_done = advance_all(ours);
     bool satisfied = false;
     const int rc = mpi_poll(satisfied);
     if (rc != MPI_SUCCESS || satisfied) return rc;
@@ -155,6 +163,30 @@ int report(const std::vector<Ours>& ours, int rc, MPI_Status* statuses, Finished
     const int code = raise_tutti_error(o.comm, o.status);
     if (statuses != MPI_STATUSES_IGNORE) statuses[o.index].MPI_ERROR = code;
     return statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : code;
+  }
+  return rc;
+}
+
+// -any: raises the failure of ours if it is the one MPI completed.
+int report_one(const std::vector<Ours>& ours, int index, int rc) {
+  for (const Ours& o : ours)
+    if (o.index == index && o.status != TUTTI_SUCCESS) return raise_tutti_error(o.comm, o.status);
+  return rc;
+}
+
+// -some: raises the first failure of ours among the `outcount` MPI completed
+// and marks it in its status.
+int report_some(const std::vector<Ours>& ours, int outcount, const int indices[],
+                MPI_Status statuses[], int rc) {
+  if (outcount == MPI_UNDEFINED) return rc;
+  for (const Ours& o : ours) {
+    if (o.status == TUTTI_SUCCESS) continue;
+    for (int k = 0; k < outcount; ++k) {
+      if (indices[k] != o.index) continue;
+      const int code = raise_tutti_error(o.comm, o.status);
+      if (statuses != MPI_STATUSES_IGNORE) statuses[k].MPI_ERROR = code;
+      return statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : code;
+    }
   }
   return rc;
 }
@@ -237,10 +269,7 @@ int MPI_Testall(int count, MPI_Request requests[], int* flag, MPI_Status statuse
   if (inside_tutti()) return PMPI_Testall(count, requests, flag, statuses);
   std::vector<Ours>& ours = ours_in(count, requests);
   if (ours.empty()) return PMPI_Testall(count, requests, flag, statuses);
-  for (Ours& o : ours) {
-    advance(o.pending);
-    o.status = o.pending->status;
-  }
+  advance_all(ours);
   const int rc = PMPI_Testall(count, requests, flag, statuses);
   return *flag ? report(ours, rc, statuses, [](int) { return true; }) : rc;
 }
@@ -255,23 +284,15 @@ int MPI_Waitany(int count, MPI_Request requests[], int* index, MPI_Status* statu
     satisfied = flag != 0;
     return r;
   });
-  for (const Ours& o : ours)
-    if (o.index == *index && o.status != TUTTI_SUCCESS) return raise_tutti_error(o.comm, o.status);
-  return rc;
+  return report_one(ours, *index, rc);
 }
 
 int MPI_Testany(int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status) {
   if (inside_tutti()) return PMPI_Testany(count, requests, index, flag, status);
   std::vector<Ours>& ours = ours_in(count, requests);
-  for (Ours& o : ours) {
-    advance(o.pending);
-    o.status = o.pending->status;
-  }
+  advance_all(ours);
   const int rc = PMPI_Testany(count, requests, index, flag, status);
-  if (*flag)
-    for (const Ours& o : ours)
-      if (o.index == *index && o.status != TUTTI_SUCCESS) return raise_tutti_error(o.comm, o.status);
-  return rc;
+  return *flag ? report_one(ours, *index, rc) : rc;
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices[],
@@ -284,43 +305,16 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int* outcount, int indices
     satisfied = *outcount != 0;  // some completed, or MPI_UNDEFINED: none active
     return r;
   });
-  if (*outcount == MPI_UNDEFINED) return rc;
-  auto finished = [&](int index) {
-    for (int k = 0; k < *outcount; ++k)
-      if (indices[k] == index) return true;
-    return false;
-  };
-  for (const Ours& o : ours) {
-    if (o.status == TUTTI_SUCCESS || !finished(o.index)) continue;
-    const int code = raise_tutti_error(o.comm, o.status);
-    if (statuses != MPI_STATUSES_IGNORE)
-      for (int k = 0; k < *outcount; ++k)
-        if (indices[k] == o.index) statuses[k].MPI_ERROR = code;
-    return statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : code;
-  }
-  return rc;
+  return report_some(ours, *outcount, indices, statuses, rc);
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
   if (inside_tutti()) return PMPI_Testsome(incount, requests, outcount, indices, statuses);
   std::vector<Ours>& ours = ours_in(incount, requests);
-  for (Ours& o : ours) {
-    advance(o.pending);
-    o.status = o.pending->status;
-  }
+  advance_all(ours);
   const int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
-  if (*outcount == MPI_UNDEFINED) return rc;
-  for (const Ours& o : ours) {
-    if (o.status == TUTTI_SUCCESS) continue;
-    for (int k = 0; k < *outcount; ++k) {
-      if (indices[k] != o.index) continue;
-      const int code = raise_tutti_error(o.comm, o.status);
-      if (statuses != MPI_STATUSES_IGNORE) statuses[k].MPI_ERROR = code;
-      return statuses != MPI_STATUSES_IGNORE ? MPI_ERR_IN_STATUS : code;
-    }
-  }
-  return rc;
+  return report_some(ours, *outcount, indices, statuses, rc);
 }
 
 }  // extern "C"
