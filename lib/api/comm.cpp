@@ -127,8 +127,11 @@ Comm::Comm(MPI_Comm mpi_comm)
 #endif
   if (config_.check) signature_check_ = std::make_unique<SignatureCheck>(mpi_comm_);
   abort_channel_ = std::make_unique<AbortChannel>(mpi_comm_);
-  if (!config_.trace_prefix.empty())
-    recorder_ = std::make_unique<FlightRecorder>(config_.trace_prefix, rank_, size_);
+  if (!config_.trace_prefix.empty()) {
+    int world_rank = 0;
+    check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MPI_Comm_rank");
+    recorder_ = std::make_unique<FlightRecorder>(config_.trace_prefix, world_rank, rank_, size_);
+  }
   if (topology().nnodes == 1 && size_ > 1) {
     const size_t bytes = config_.shm_bytes < 0 ? default_node_memory_bytes(size_)
                                                : static_cast<size_t>(config_.shm_bytes);

@@ -78,22 +78,9 @@ Pass why_not_tutti(MPI_Comm comm) {
   return Pass::count_;
 }
 
-// Whether the ranks of `comm` sit on more than one node (collective).
-bool spans_nodes(MPI_Comm comm) {
-  MPI_Comm node = MPI_COMM_NULL;
-  int size = 0, node_size = 0;
-  if (PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-    return true;  // unknown: the safe answer
-  PMPI_Comm_size(comm, &size);
-  PMPI_Comm_size(node, &node_size);
-  PMPI_Comm_free(&node);
-  return node_size != size;
-}
-
 Entry* create_entry(MPI_Comm comm) {
   auto* entry = new Entry{comm, nullptr, why_not_tutti(comm), {}};
   if (entry->reason == Pass::count_) {
-    if (spans_nodes(comm)) entry->policy.disable();
     InsideTutti inside;
     int rc = tutti_comm_create(comm, &entry->tutti);
     if (rc != TUTTI_SUCCESS) {

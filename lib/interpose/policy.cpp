@@ -19,7 +19,6 @@ int Policy::slot_of(Coll coll, size_t bytes) {
 }
 
 Policy::Side Policy::decided(Coll coll, size_t bytes) const {
-  if (!enabled_) return Side::tutti;
   const Class& c = classes_[slot_of(coll, bytes)];
   return c.winner == static_cast<int8_t>(Side::mpi) ? Side::mpi : Side::tutti;
 }
@@ -27,7 +26,7 @@ Policy::Side Policy::decided(Coll coll, size_t bytes) const {
 // Calls 0 and 1 warm each side up (tutti builds its schedule, MPI picks its
 // algorithm); then tutti and MPI alternate, `trials_per_side()` each.
 Policy::Choice Policy::choose(Coll coll, size_t bytes) {
-  if (!enabled_ || coll == Coll::alltoallv || trials_per_side() == 0) return {};
+  if (coll == Coll::alltoallv || trials_per_side() == 0) return {};
   const int slot = slot_of(coll, bytes);
   Class& c = classes_[slot];
   if (c.winner >= 0) return {static_cast<Side>(c.winner), false, slot};

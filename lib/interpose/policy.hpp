@@ -11,11 +11,7 @@
 // Why measure rather than ask tutti's dispatcher: the dispatcher's rules say
 // which of tutti's algorithms is best, not whether the MPI library beats it
 // on this machine, in this job, for this program's buffers; a few calls
-// answer that exactly. On a communicator that spans several nodes the
-// policy is off for now (every call tutti can serve runs in tutti):
-// switching sides there can leave a peer waiting for data that only the
-// finished rank's UCX progress would deliver while that rank sits in an MPI
-// call (the open many-nodes issue, #16). Non-blocking calls follow the decision of their
+// answer that exactly. Non-blocking calls follow the decision of their
 // class but never take part in the trials (their time is not the call's).
 #pragma once
 
@@ -35,9 +31,6 @@ enum class Coll : int {
 
 class Policy {
  public:
-  // Off: every call goes to tutti (one node's communicators only, see above).
-  void disable() { enabled_ = false; }
-
   enum class Side : uint8_t { tutti, mpi };
   struct Choice {
     Side side = Side::tutti;
@@ -61,7 +54,6 @@ class Policy {
     int8_t winner = -1;                 // -1 undecided, else a Side
   };
   static int slot_of(Coll coll, size_t bytes);
-  bool enabled_ = true;
   std::array<Class, static_cast<int>(Coll::count_) * kClasses> classes_{};
 };
 

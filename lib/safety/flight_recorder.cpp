@@ -45,8 +45,8 @@ std::string wall_clock_now() {
 
 }  // namespace
 
-FlightRecorder::FlightRecorder(const std::string& prefix, int rank, int nranks)
-    : path_(str(prefix, ".rank", rank, ".comm", next_comm_index())),
+FlightRecorder::FlightRecorder(const std::string& prefix, int world_rank, int rank, int nranks)
+    : path_(str(prefix, ".rank", world_rank, ".comm", next_comm_index())),
       rank_(rank),
       nranks_(nranks),
       origin_(std::chrono::steady_clock::now()),

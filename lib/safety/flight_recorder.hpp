@@ -19,7 +19,11 @@ class FlightRecorder {
  public:
   static constexpr size_t kDepth = 256;
 
-  FlightRecorder(const std::string& prefix, int rank, int nranks);
+  // Writes `<prefix>.rank<world_rank>.comm<K>`, K counting this process's
+  // communicators: named by the rank in MPI_COMM_WORLD, so that two
+  // processes with the same rank in different communicators (the halves of
+  // a split) never write one file.
+  FlightRecorder(const std::string& prefix, int world_rank, int rank, int nranks);
   ~FlightRecorder();  // writes the file one last time
   FlightRecorder(const FlightRecorder&) = delete;
   FlightRecorder& operator=(const FlightRecorder&) = delete;

@@ -4,6 +4,7 @@
 // in-process simulator used by the tests.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -33,13 +34,28 @@ inline Tag user_tag(int tag) { return kTagUserFlag | static_cast<uint32_t>(tag);
 
 // Filled in by the transport when an operation finishes. Owned by the
 // caller and must stay put until `done` (or until the transport has
-// acknowledged a cancel by setting `done`).
+// acknowledged a cancel by setting `done`). A transport may complete it from
+// its progress thread (UCX across machines): it writes the other fields
+// first and `done` last, and the caller reads them only after seeing `done`.
 struct Completion {
-  bool done = false;
+  std::atomic<bool> done = false;
   Status status = TUTTI_SUCCESS;
   size_t bytes = 0;         // bytes actually received
   void* handle = nullptr;   // transport-private
   std::string error;        // detail when status != success
+  Completion() = default;
+  // Copies only idle completions (a vector growing); the atomic is not copyable.
+  Completion(const Completion& other)
+      : done(other.done.load()), status(other.status), bytes(other.bytes),
+        handle(other.handle), error(other.error) {}
+  Completion& operator=(const Completion& other) {
+    done = other.done.load();
+    status = other.status;
+    bytes = other.bytes;
+    handle = other.handle;
+    error = other.error;
+    return *this;
+  }
   void reset() {
     done = false;
     status = TUTTI_SUCCESS;

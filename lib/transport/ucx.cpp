@@ -1,7 +1,10 @@
 #include "transport/ucx.hpp"
 
+#include <poll.h>
 #include <sched.h>
+#include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -10,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/log.hpp"
@@ -160,7 +164,12 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
     modify_config(config, "ADAPTIVE_PROGRESS", "n");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_ESTIMATED_NUM_EPS;
-  params.features = UCP_FEATURE_TAG;
+  // Across machines a progress thread keeps this worker answering while the
+  // user is outside tutti (see UcxTransport::run_progress_thread); it sleeps
+  // on the worker's event file descriptor.
+  const char* thread_env = std::getenv("TUTTI_UCX_PROGRESS_THREAD");
+  threaded_ = spans_machines && !(thread_env && std::string(thread_env) == "0");
+  params.features = UCP_FEATURE_TAG | (threaded_ ? UCP_FEATURE_WAKEUP : 0);
   params.estimated_num_eps = static_cast<size_t>(nranks_);
   const ucs_status_t init = ucp_init(&params, config, &context_);
   ucp_config_release(config);
@@ -172,7 +181,9 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
 
   ucp_worker_params_t wparams{};
   wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  wparams.thread_mode = UCS_THREAD_MODE_SINGLE;
+  // Serialized: the user's thread and the progress thread take turns
+  // (mutex_).
+  wparams.thread_mode = threaded_ ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
   check_ucs(ucp_worker_create(context_, &wparams, &worker_), "ucp_worker_create");
 
   ucp_address_t* address = nullptr;
@@ -198,9 +209,69 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
   ucp_worker_release_address(worker_, address);
   check_mpi(rc, "MPI_Allgatherv of UCX addresses");
   endpoints_.assign(static_cast<size_t>(nranks_), nullptr);
+  if (threaded_) start_progress_thread();
+}
+
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void UcxTransport::start_progress_thread() {
+  check_ucs(ucp_worker_get_efd(worker_, &worker_fd_), "ucp_worker_get_efd");
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) fail(TUTTI_ERR_TRANSPORT, "eventfd for the UCX progress thread failed");
+  last_user_poll_ns_ = now_ns();
+  progress_thread_ = std::thread([this] { run_progress_thread(); });
+}
+
+void UcxTransport::stop_progress_thread() {
+  if (!progress_thread_.joinable()) return;
+  stop_ = true;
+  const uint64_t one = 1;
+  if (write(wake_fd_, &one, sizeof one) < 0) {
+    // The eventfd cannot be full: the thread ends within its poll timeout.
+  }
+  progress_thread_.join();
+  close(wake_fd_);
+  wake_fd_ = -1;
+}
+
+void UcxTransport::run_progress_thread() {
+  while (!stop_.load()) {
+    // While the user's thread polls, it progresses; stay out of its way.
+    const int64_t idle_ns = now_ns() - last_user_poll_ns_.load(std::memory_order_relaxed);
+    if (idle_ns < kUserPollingNs) {
+      std::this_thread::sleep_for(std::chrono::nanoseconds(kUserPollingNs - idle_ns));
+      continue;
+    }
+    ucs_status_t armed = UCS_OK;
+    {
+      std::lock_guard<std::mutex> guard(mutex_);
+      for (int rounds = 0; rounds < 1000 && progress_locked() > 0; ++rounds) {
+      }
+      armed = ucp_worker_arm(worker_);
+    }
+    if (armed == UCS_ERR_BUSY) continue;  // more events came in meanwhile
+    // Unarmed (an error): poll at the timeout's pace instead of sleeping on
+    // events.
+    pollfd fds[2] = {{armed == UCS_OK ? worker_fd_ : -1, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+    if (poll(fds, 2, kThreadPollMs) > 0 && (fds[1].revents & POLLIN)) {
+      uint64_t count = 0;
+      if (read(wake_fd_, &count, sizeof count) < 0) {
+        // Nothing to read: another wake-up took it.
+      }
+    }
+  }
 }
 
 UcxTransport::~UcxTransport() {
+  stop_progress_thread();
   using Clock = std::chrono::steady_clock;
   const double limit_s = timeout_s_ > 0 ? timeout_s_ : 1e9;
   const auto deadline = Clock::now() + std::chrono::duration<double>(limit_s);
@@ -377,6 +448,7 @@ UcxTransport::AckedOp* UcxTransport::new_acked_op(int peer, ucp_tag_t ack_tag, C
 
 Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType mem,
                           Completion* c) {
+  const std::unique_lock<std::mutex> guard = hold();
   if (peer < 0 || peer >= nranks_)
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
   ucp_ep_h ep = endpoint(peer);
@@ -438,6 +510,7 @@ Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, Memo
 
 Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem,
                           Completion* c) {
+  const std::unique_lock<std::mutex> guard = hold();
   if (peer < 0 || peer >= nranks_)
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
   // Completion always comes through the callback, which reports the length
@@ -498,6 +571,13 @@ void UcxTransport::post_due_acks() {
 }
 
 int UcxTransport::progress() {
+  if (!threaded_) return progress_locked();
+  last_user_poll_ns_.store(now_ns(), std::memory_order_relaxed);
+  const std::lock_guard<std::mutex> guard(mutex_);
+  return progress_locked();
+}
+
+int UcxTransport::progress_locked() {
   int events = static_cast<int>(ucp_worker_progress(worker_));
   if (!acks_due_.empty()) {
     events += static_cast<int>(acks_due_.size());
@@ -513,6 +593,7 @@ int UcxTransport::progress() {
 }
 
 void UcxTransport::cancel(Completion* c) {
+  const std::unique_lock<std::mutex> guard = hold();
   if (c->done || !c->handle) return;
   for (const std::unique_ptr<AckedOp>& op : acked_) {
     if (op.get() != c->handle) continue;
