@@ -41,7 +41,7 @@ step() {  # step NAME COMMAND...: runs, counts, prints a line
 }
 if [ ! -f $build/build.ninja ]; then
   CXX=clang++ CC=clang meson setup $build -Db_sanitize=address,undefined -Db_lundef=false \
-    -Dfuzz=true -Dcuda=disabled -Dbuildtype=debugoptimized >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
+    -Dfuzz=true -Dcuda=disabled -Dtorch=disabled -Dbuildtype=debugoptimized >/dev/null || { echo "0 passed, 1 failed"; exit 1; }
 fi
 ninja -C $build >/dev/null || { echo "FAIL build"; echo "0 passed, 1 failed"; exit 1; }
 
@@ -63,7 +63,7 @@ for transport in ucx mpi; do
 done
 tsan=build-tsan
 if [ ! -f $tsan/build.ninja ]; then
-  CXX=clang++ CC=clang meson setup $tsan -Db_sanitize=thread -Db_lundef=false -Dcuda=disabled \
+  CXX=clang++ CC=clang meson setup $tsan -Db_sanitize=thread -Db_lundef=false -Dcuda=disabled -Dtorch=disabled \
     -Dbuildtype=debugoptimized >/dev/null || { echo "FAIL tsan setup"; failed=$((failed + 1)); }
 fi
 step "tsan-build" ninja -C $tsan tests/unit/tutti-unit-tests

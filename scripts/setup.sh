@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(build-essential pkg-config meson ninja-build openmpi-bin libopenmpi-dev
-          libucx-dev ucx-utils catch2 libtomlplusplus-dev)
+          libucx-dev ucx-utils catch2 libtomlplusplus-dev
+          python3-torch libtorch-dev pybind11-dev)  # the last three: tutti_torch
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

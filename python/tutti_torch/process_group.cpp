@@ -1,0 +1,522 @@
+#include "process_group.hpp"
+
+#include <ATen/core/ivalue.h>
+#include <c10/util/Exception.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace tutti_torch {
+namespace {
+
+tutti_datatype_t tutti_dtype(const at::Tensor& t) {
+  switch (t.scalar_type()) {
+    case at::kFloat: return TUTTI_FLOAT32;
+    case at::kDouble: return TUTTI_FLOAT64;
+    case at::kHalf: return TUTTI_FLOAT16;
+    case at::kBFloat16: return TUTTI_BFLOAT16;
+    case at::kChar: return TUTTI_INT8;
+    case at::kByte: return TUTTI_UINT8;
+    case at::kInt: return TUTTI_INT32;
+    case at::kLong: return TUTTI_INT64;
+    default:
+      TORCH_CHECK(false, "tutti: no tutti datatype for tensors of type ", t.scalar_type(),
+                  " (float32/64, float16, bfloat16, int8/32/64, uint8)");
+  }
+}
+
+tutti_op_t tutti_op(const c10d::ReduceOp& op) {
+  switch (op) {
+    case c10d::ReduceOp::SUM: return TUTTI_SUM;
+    case c10d::ReduceOp::PRODUCT: return TUTTI_PROD;
+    case c10d::ReduceOp::MIN: return TUTTI_MIN;
+    case c10d::ReduceOp::MAX: return TUTTI_MAX;
+    case c10d::ReduceOp::AVG: return TUTTI_AVG;
+    default: TORCH_CHECK(false, "tutti: reduce op ", static_cast<int>(op), " is not supported");
+  }
+}
+
+// The checks every tensor passes: CPU memory, contiguous (tutti moves flat
+// buffers; a non-contiguous tensor is refused rather than copied behind the
+// caller's back, so that in-place results land where the caller looks).
+void check_tensor(const at::Tensor& t, const char* what) {
+  TORCH_CHECK(t.device().is_cpu(), "tutti: ", what, " must be a CPU tensor (got ", t.device(),
+              ")");
+  TORCH_CHECK(t.is_contiguous(), "tutti: ", what, " must be contiguous (call .contiguous())");
+  tutti_dtype(t);
+}
+
+const at::Tensor& single(const std::vector<at::Tensor>& tensors, const char* what) {
+  TORCH_CHECK(tensors.size() == 1, "tutti: ", what, " takes exactly one tensor per process (got ",
+              tensors.size(), ")");
+  check_tensor(tensors[0], what);
+  return tensors[0];
+}
+
+void check_same(const at::Tensor& a, const at::Tensor& b, const char* what) {
+  check_tensor(b, what);
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "tutti: ", what, ": tensors of types ",
+              a.scalar_type(), " and ", b.scalar_type());
+}
+
+void ok(int status, const char* what) {
+  if (status == TUTTI_SUCCESS) return;
+  throw std::runtime_error(std::string("tutti ") + what + " failed (" +
+                           tutti_strerror(status) + "): " + tutti_last_error());
+}
+
+size_t count(const at::Tensor& t) { return static_cast<size_t>(t.numel()); }
+
+// A blocking call as a ProcessGroupTutti::Run.
+template <typename F>
+std::function<tutti_request_t(tutti_comm_t)> blocking(F call) {
+  return [call = std::move(call)](tutti_comm_t c) -> tutti_request_t {
+    call(c);
+    return nullptr;
+  };
+}
+
+}  // namespace
+
+// Completes from the worker thread through the base class's completion
+// (wait, isCompleted and exception then report it) and its future.
+class ProcessGroupTutti::WorkTutti : public c10d::Work {
+ public:
+  explicit WorkTutti(std::vector<at::Tensor> outputs)
+      : outputs_(std::move(outputs)),
+        future_(c10::make_intrusive<at::ivalue::Future>(
+            c10::ListType::create(c10::TensorType::get()))) {}
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  void done(std::exception_ptr error) {
+    if (error)
+      future_->setError(error);
+    else
+      future_->markCompleted(c10::IValue(outputs_));
+    finish(error);
+  }
+
+ private:
+  std::vector<at::Tensor> outputs_;
+  c10::intrusive_ptr<at::ivalue::Future> future_;
+};
+
+namespace {
+
+std::mutex live_mutex;
+std::vector<ProcessGroupTutti*> live_groups;
+
+}  // namespace
+
+ProcessGroupTutti::ProcessGroupTutti(int rank, int size, const std::vector<int>& world_ranks,
+                                     double timeout_s)
+    : c10d::ProcessGroup(rank, size) {
+  TORCH_CHECK(static_cast<int>(world_ranks.size()) == size,
+              "tutti: the group's rank list has ", world_ranks.size(), " entries for ", size,
+              " ranks");
+  int world_size = 0, world_rank = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  TORCH_CHECK(world_ranks[static_cast<size_t>(rank)] == world_rank,
+              "tutti: the process group's rank ", rank, " is MPI_COMM_WORLD rank ",
+              world_ranks[static_cast<size_t>(rank)], ", but this process is rank ", world_rank,
+              " (launch with mpirun or srun, one process per rank)");
+  MPI_Group world_group = MPI_GROUP_NULL, group = MPI_GROUP_NULL;
+  MPI_Comm_group(MPI_COMM_WORLD, &world_group);
+  int rc = MPI_Group_incl(world_group, size, world_ranks.data(), &group);
+  if (rc == MPI_SUCCESS) rc = MPI_Comm_create_group(MPI_COMM_WORLD, group, 7714, &mpi_comm_);
+  MPI_Group_free(&world_group);
+  if (group != MPI_GROUP_NULL) MPI_Group_free(&group);
+  TORCH_CHECK(rc == MPI_SUCCESS, "tutti: MPI_Comm_create_group failed (", rc, ")");
+  if (timeout_s > 0 && !std::getenv("TUTTI_TIMEOUT"))
+    setenv("TUTTI_TIMEOUT", std::to_string(timeout_s).c_str(), 0);
+  ok(tutti_comm_create(mpi_comm_, &comm_), "tutti_comm_create");
+  worker_ = std::thread([this] { run_worker(); });
+  std::lock_guard<std::mutex> lock(live_mutex);
+  live_groups.push_back(this);
+}
+
+std::vector<ProcessGroupTutti*> ProcessGroupTutti::live() {
+  std::lock_guard<std::mutex> lock(live_mutex);
+  return live_groups;
+}
+
+ProcessGroupTutti::~ProcessGroupTutti() { shutdown(); }
+
+void ProcessGroupTutti::shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(live_mutex);
+    std::erase(live_groups, this);
+  }
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  queued_.notify_all();
+  if (worker_.joinable()) worker_.join();
+  tutti_comm_destroy(comm_);
+  comm_ = nullptr;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized && mpi_comm_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_comm_);
+}
+
+void ProcessGroupTutti::run_worker() {
+  for (;;) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const auto ready = [&] { return stopping_ || !queue_.empty(); };
+    if (started_.empty()) {
+      queued_.wait(lock, ready);
+    } else if (!ready()) {
+      // Started sends and receives progress here while nothing is queued.
+      lock.unlock();
+      test_started();
+      std::this_thread::yield();
+      continue;
+    }
+    if (queue_.empty() && started_.empty()) return;  // stopping, all done
+    if (queue_.empty()) {
+      lock.unlock();
+      test_started();
+      continue;
+    }
+    auto [run, work] = std::move(queue_.front());
+    queue_.pop_front();
+    lock.unlock();
+    std::exception_ptr error;
+    tutti_request_t request = nullptr;
+    try {
+      request = run(comm_);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (request)
+      started_.emplace_back(request, work);
+    else
+      work->done(error);
+  }
+}
+
+void ProcessGroupTutti::test_started() {
+  for (size_t i = 0; i < started_.size();) {
+    int done = 0;
+    const int status = tutti_test(&started_[i].first, &done);
+    if (status == TUTTI_SUCCESS && !done) {
+      ++i;
+      continue;
+    }
+    std::exception_ptr error;
+    try {
+      ok(status, "send/recv");
+    } catch (...) {
+      error = std::current_exception();
+    }
+    started_[i].second->done(error);
+    started_.erase(started_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::enqueue(Run run,
+                                                           std::vector<at::Tensor> outputs) {
+  auto work = c10::make_intrusive<WorkTutti>(std::move(outputs));
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    TORCH_CHECK(!stopping_, "tutti: the process group was shut down (MPI is finalized)");
+    queue_.emplace_back(std::move(run), work);
+  }
+  queued_.notify_one();
+  return work;
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::broadcast(
+    std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) {
+  at::Tensor t = single(tensors, "broadcast");
+  const int root = static_cast<int>(opts.rootRank);
+  return enqueue(blocking([t, root](tutti_comm_t c) {
+    ok(tutti_bcast(t.data_ptr(), count(t), tutti_dtype(t), root, c), "broadcast");
+  }), {t});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allreduce(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) {
+  at::Tensor t = single(tensors, "all_reduce");
+  const tutti_op_t op = tutti_op(opts.reduceOp);
+  return enqueue(blocking([t, op](tutti_comm_t c) {
+    ok(tutti_allreduce(TUTTI_IN_PLACE, t.data_ptr(), count(t), tutti_dtype(t), op, c),
+       "all_reduce");
+  }), {t});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allreduce_coalesced(
+    std::vector<at::Tensor>& tensors, const c10d::AllreduceCoalescedOptions& opts) {
+  TORCH_CHECK(!tensors.empty(), "tutti: allreduce_coalesced of no tensors");
+  for (const at::Tensor& t : tensors) check_same(tensors[0], t, "allreduce_coalesced");
+  const tutti_op_t op = tutti_op(opts.reduceOp);
+  // One flat buffer, one allreduce: the latency of one call for the bucket.
+  std::vector<at::Tensor> ts = tensors;
+  return enqueue(blocking([ts, op](tutti_comm_t c) {
+    at::Tensor flat = at::cat(ts.size() == 1 ? ts : [&] {
+      std::vector<at::Tensor> views;
+      for (const at::Tensor& t : ts) views.push_back(t.reshape({-1}));
+      return views;
+    }());
+    if (ts.size() == 1) flat = flat.reshape({-1});
+    ok(tutti_allreduce(TUTTI_IN_PLACE, flat.data_ptr(), count(flat), tutti_dtype(flat), op, c),
+       "allreduce_coalesced");
+    int64_t offset = 0;
+    for (const at::Tensor& t : ts) {
+      t.view({-1}).copy_(flat.narrow(0, offset, t.numel()));
+      offset += t.numel();
+    }
+  }), tensors);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::reduce(
+    std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) {
+  at::Tensor t = single(tensors, "reduce");
+  const tutti_op_t op = tutti_op(opts.reduceOp);
+  const int root = static_cast<int>(opts.rootRank);
+  return enqueue(blocking([t, op, root](tutti_comm_t c) {
+    int me = 0;
+    tutti_comm_rank(c, &me);
+    // Like MPI: the root reduces in place; the others' tensors stay as they were.
+    ok(tutti_reduce(me == root ? TUTTI_IN_PLACE : t.data_ptr(), me == root ? t.data_ptr() : nullptr,
+                    count(t), tutti_dtype(t), op, root, c),
+       "reduce");
+  }), {t});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allgather(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions&) {
+  at::Tensor in = single(inputs, "all_gather");
+  TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == getSize(),
+              "tutti: all_gather needs one list of ", getSize(), " output tensors");
+  std::vector<at::Tensor> outs = outputs[0];
+  for (const at::Tensor& o : outs) {
+    check_same(in, o, "all_gather output");
+    TORCH_CHECK(o.numel() == in.numel(), "tutti: all_gather outputs must match the input's size");
+  }
+  return enqueue(blocking([in, outs](tutti_comm_t c) {
+    at::Tensor flat = at::empty({static_cast<int64_t>(outs.size()) * in.numel()}, in.options());
+    ok(tutti_allgather(in.data_ptr(), flat.data_ptr(), count(in), tutti_dtype(in), c),
+       "all_gather");
+    for (size_t r = 0; r < outs.size(); ++r)
+      outs[r].view({-1}).copy_(flat.narrow(0, static_cast<int64_t>(r) * in.numel(), in.numel()));
+  }), outs);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::_allgather_base(
+    at::Tensor& output, at::Tensor& input, const c10d::AllgatherOptions&) {
+  check_tensor(input, "all_gather_into_tensor input");
+  check_same(input, output, "all_gather_into_tensor output");
+  TORCH_CHECK(output.numel() == input.numel() * getSize(),
+              "tutti: all_gather_into_tensor's output must hold size x input elements");
+  at::Tensor in = input, out = output;
+  return enqueue(blocking([in, out](tutti_comm_t c) {
+    ok(tutti_allgather(in.data_ptr(), out.data_ptr(), count(in), tutti_dtype(in), c),
+       "all_gather_into_tensor");
+  }), {out});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::gather(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::GatherOptions& opts) {
+  at::Tensor in = single(inputs, "gather");
+  const int root = static_cast<int>(opts.rootRank);
+  std::vector<at::Tensor> outs;
+  if (getRank() == root) {
+    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == getSize(),
+                "tutti: gather needs one list of ", getSize(), " output tensors on the root");
+    outs = outputs[0];
+    for (const at::Tensor& o : outs) {
+      check_same(in, o, "gather output");
+      TORCH_CHECK(o.numel() == in.numel(), "tutti: gather outputs must match the input's size");
+    }
+  } else {
+    TORCH_CHECK(outputs.empty() || outputs[0].empty(),
+                "tutti: gather takes output tensors on the root only");
+  }
+  return enqueue(blocking([in, outs, root](tutti_comm_t c) {
+    at::Tensor flat;
+    if (!outs.empty())
+      flat = at::empty({static_cast<int64_t>(outs.size()) * in.numel()}, in.options());
+    ok(tutti_gather(in.data_ptr(), outs.empty() ? nullptr : flat.data_ptr(), count(in),
+                    tutti_dtype(in), root, c),
+       "gather");
+    for (size_t r = 0; r < outs.size(); ++r)
+      outs[r].view({-1}).copy_(flat.narrow(0, static_cast<int64_t>(r) * in.numel(), in.numel()));
+  }), outs);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::scatter(
+    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ScatterOptions& opts) {
+  at::Tensor out = single(outputs, "scatter");
+  const int root = static_cast<int>(opts.rootRank);
+  std::vector<at::Tensor> ins;
+  if (getRank() == root) {
+    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == getSize(),
+                "tutti: scatter needs one list of ", getSize(), " input tensors on the root");
+    ins = inputs[0];
+    for (const at::Tensor& i : ins) {
+      check_same(out, i, "scatter input");
+      TORCH_CHECK(i.numel() == out.numel(), "tutti: scatter inputs must match the output's size");
+    }
+  } else {
+    TORCH_CHECK(inputs.empty() || inputs[0].empty(),
+                "tutti: scatter takes input tensors on the root only");
+  }
+  return enqueue(blocking([out, ins, root](tutti_comm_t c) {
+    at::Tensor flat;
+    if (!ins.empty()) {
+      std::vector<at::Tensor> views;
+      for (const at::Tensor& i : ins) views.push_back(i.reshape({-1}));
+      flat = at::cat(views);
+    }
+    ok(tutti_scatter(ins.empty() ? nullptr : flat.data_ptr(), out.data_ptr(), count(out),
+                     tutti_dtype(out), root, c),
+       "scatter");
+  }), {out});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::reduce_scatter(
+    std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+    const c10d::ReduceScatterOptions& opts) {
+  at::Tensor out = single(outputs, "reduce_scatter");
+  TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == getSize(),
+              "tutti: reduce_scatter needs one list of ", getSize(), " input tensors");
+  std::vector<at::Tensor> ins = inputs[0];
+  for (const at::Tensor& i : ins) {
+    check_same(out, i, "reduce_scatter input");
+    TORCH_CHECK(i.numel() == out.numel(),
+                "tutti: reduce_scatter inputs must match the output's size");
+  }
+  const tutti_op_t op = tutti_op(opts.reduceOp);
+  return enqueue(blocking([out, ins, op](tutti_comm_t c) {
+    std::vector<at::Tensor> views;
+    for (const at::Tensor& i : ins) views.push_back(i.reshape({-1}));
+    at::Tensor flat = at::cat(views);
+    ok(tutti_reduce_scatter(flat.data_ptr(), out.data_ptr(), count(out), tutti_dtype(out), op, c),
+       "reduce_scatter");
+  }), {out});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::_reduce_scatter_base(
+    at::Tensor& output, at::Tensor& input, const c10d::ReduceScatterOptions& opts) {
+  check_tensor(output, "reduce_scatter_tensor output");
+  check_same(output, input, "reduce_scatter_tensor input");
+  TORCH_CHECK(input.numel() == output.numel() * getSize(),
+              "tutti: reduce_scatter_tensor's input must hold size x output elements");
+  const tutti_op_t op = tutti_op(opts.reduceOp);
+  at::Tensor in = input, out = output;
+  return enqueue(blocking([in, out, op](tutti_comm_t c) {
+    ok(tutti_reduce_scatter(in.data_ptr(), out.data_ptr(), count(out), tutti_dtype(out), op, c),
+       "reduce_scatter_tensor");
+  }), {out});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::alltoall_base(
+    at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_split_sizes,
+    std::vector<int64_t>& input_split_sizes, const c10d::AllToAllOptions&) {
+  check_tensor(input, "all_to_all_single input");
+  check_same(input, output, "all_to_all_single output");
+  const int p = getSize();
+  at::Tensor in = input, out = output;
+  if (output_split_sizes.empty() && input_split_sizes.empty()) {
+    TORCH_CHECK(in.numel() == out.numel() && in.numel() % p == 0,
+                "tutti: all_to_all_single without split sizes needs equal input and output "
+                "sizes divisible by the group size");
+    return enqueue(blocking([in, out, p](tutti_comm_t c) {
+      ok(tutti_alltoall(in.data_ptr(), out.data_ptr(), count(in) / static_cast<size_t>(p),
+                        tutti_dtype(in), c),
+         "all_to_all_single");
+    }), {out});
+  }
+  // Split sizes count rows of the first dimension.
+  auto counts = [p](const at::Tensor& t, const std::vector<int64_t>& splits, const char* what) {
+    const int64_t rows = t.dim() == 0 ? 1 : t.size(0);
+    const int64_t row = rows == 0 ? 0 : t.numel() / rows;
+    std::vector<size_t> n(static_cast<size_t>(p)), displ(static_cast<size_t>(p));
+    int64_t total = 0;
+    for (int r = 0; r < p; ++r) {
+      const int64_t s = splits.empty() ? rows / p : splits[static_cast<size_t>(r)];
+      TORCH_CHECK(s >= 0, "tutti: negative split size in ", what);
+      n[static_cast<size_t>(r)] = static_cast<size_t>(s * row);
+      displ[static_cast<size_t>(r)] = static_cast<size_t>(total * row);
+      total += s;
+    }
+    TORCH_CHECK(total == rows && (splits.empty() ? rows % p == 0 : splits.size() == size_t(p)),
+                "tutti: ", what, " split sizes do not add up to the tensor's first dimension");
+    return std::make_pair(n, displ);
+  };
+  auto [scounts, sdispls] = counts(in, input_split_sizes, "input");
+  auto [rcounts, rdispls] = counts(out, output_split_sizes, "output");
+  return enqueue(blocking([in, out, scounts = scounts, sdispls = sdispls, rcounts = rcounts,
+                  rdispls = rdispls](tutti_comm_t c) {
+    ok(tutti_alltoallv(in.data_ptr(), scounts.data(), sdispls.data(), out.data_ptr(),
+                       rcounts.data(), rdispls.data(), tutti_dtype(in), c),
+       "all_to_all_single");
+  }), {out});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::alltoall(
+    std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllToAllOptions&) {
+  const int p = getSize();
+  TORCH_CHECK(static_cast<int>(inputs.size()) == p && static_cast<int>(outputs.size()) == p,
+              "tutti: all_to_all needs ", p, " input and ", p, " output tensors");
+  std::vector<size_t> scounts(p), sdispls(p), rcounts(p), rdispls(p);
+  size_t s_total = 0, r_total = 0;
+  for (int r = 0; r < p; ++r) {
+    check_same(inputs[0], inputs[r], "all_to_all input");
+    check_same(inputs[0], outputs[r], "all_to_all output");
+    scounts[r] = count(inputs[r]);
+    sdispls[r] = s_total;
+    s_total += scounts[r];
+    rcounts[r] = count(outputs[r]);
+    rdispls[r] = r_total;
+    r_total += rcounts[r];
+  }
+  std::vector<at::Tensor> ins = inputs, outs = outputs;
+  return enqueue(blocking([=](tutti_comm_t c) {
+    std::vector<at::Tensor> views;
+    for (const at::Tensor& i : ins) views.push_back(i.reshape({-1}));
+    at::Tensor flat_in = at::cat(views);
+    at::Tensor flat_out = at::empty({static_cast<int64_t>(r_total)}, ins[0].options());
+    ok(tutti_alltoallv(flat_in.data_ptr(), scounts.data(), sdispls.data(), flat_out.data_ptr(),
+                       rcounts.data(), rdispls.data(), tutti_dtype(flat_in), c),
+       "all_to_all");
+    for (int r = 0; r < p; ++r)
+      outs[r].view({-1}).copy_(flat_out.narrow(0, static_cast<int64_t>(rdispls[r]),
+                                               static_cast<int64_t>(rcounts[r])));
+  }), outs);
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::send(std::vector<at::Tensor>& tensors,
+                                                        int dst_rank, int tag) {
+  at::Tensor t = single(tensors, "send");
+  return enqueue([t, dst_rank, tag](tutti_comm_t c) {
+    tutti_request_t request = nullptr;
+    ok(tutti_isend(t.data_ptr(), count(t), tutti_dtype(t), dst_rank, tag, c, &request), "send");
+    return request;
+  }, {t});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::recv(std::vector<at::Tensor>& tensors,
+                                                        int src_rank, int tag) {
+  at::Tensor t = single(tensors, "recv");
+  return enqueue([t, src_rank, tag](tutti_comm_t c) {
+    tutti_request_t request = nullptr;
+    ok(tutti_irecv(t.data_ptr(), count(t), tutti_dtype(t), src_rank, tag, c, &request), "recv");
+    return request;
+  }, {t});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::barrier(
+    const c10d::BarrierOptions&) {
+  return enqueue(blocking([](tutti_comm_t c) { ok(tutti_barrier(c), "barrier"); }), {});
+}
+
+}  // namespace tutti_torch
