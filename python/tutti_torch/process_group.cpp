@@ -67,6 +67,36 @@ void ok(int status, const char* what) {
 
 size_t count(const at::Tensor& t) { return static_cast<size_t>(t.numel()); }
 
+// The tensors' elements one after another, in one new buffer.
+at::Tensor flatten(const std::vector<at::Tensor>& tensors) {
+  std::vector<at::Tensor> views;
+  for (const at::Tensor& t : tensors) views.push_back(t.reshape({-1}));
+  return at::cat(views);
+}
+
+// The reverse: `flat`'s elements back into `tensors`, one after another.
+void unflatten(const at::Tensor& flat, const std::vector<at::Tensor>& tensors) {
+  int64_t offset = 0;
+  for (const at::Tensor& t : tensors) {
+    t.view({-1}).copy_(flat.narrow(0, offset, t.numel()));
+    offset += t.numel();
+  }
+}
+
+// A per-rank list of `size` tensors of `like`'s type and size (all_gather's
+// outputs, scatter's inputs, ...); `what` names them in errors.
+std::vector<at::Tensor> rank_list(const std::vector<std::vector<at::Tensor>>& lists, int size,
+                                  const at::Tensor& like, const char* what) {
+  TORCH_CHECK(lists.size() == 1 && static_cast<int>(lists[0].size()) == size, "tutti: ", what,
+              " must be one list of ", size, " tensors");
+  for (const at::Tensor& t : lists[0]) {
+    check_same(like, t, what);
+    TORCH_CHECK(t.numel() == like.numel(), "tutti: ", what, " must each hold ", like.numel(),
+                " elements");
+  }
+  return lists[0];
+}
+
 // A blocking call as a ProcessGroupTutti::Run.
 template <typename F>
 std::function<tutti_request_t(tutti_comm_t)> blocking(F call) {
@@ -256,19 +286,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allreduce_coalesced(
   // One flat buffer, one allreduce: the latency of one call for the bucket.
   std::vector<at::Tensor> ts = tensors;
   return enqueue(blocking([ts, op](tutti_comm_t c) {
-    at::Tensor flat = at::cat(ts.size() == 1 ? ts : [&] {
-      std::vector<at::Tensor> views;
-      for (const at::Tensor& t : ts) views.push_back(t.reshape({-1}));
-      return views;
-    }());
-    if (ts.size() == 1) flat = flat.reshape({-1});
+    at::Tensor flat = flatten(ts);
     ok(tutti_allreduce(TUTTI_IN_PLACE, flat.data_ptr(), count(flat), tutti_dtype(flat), op, c),
        "allreduce_coalesced");
-    int64_t offset = 0;
-    for (const at::Tensor& t : ts) {
-      t.view({-1}).copy_(flat.narrow(0, offset, t.numel()));
-      offset += t.numel();
-    }
+    unflatten(flat, ts);
   }), tensors);
 }
 
@@ -291,19 +312,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allgather(
     std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
     const c10d::AllgatherOptions&) {
   at::Tensor in = single(inputs, "all_gather");
-  TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == getSize(),
-              "tutti: all_gather needs one list of ", getSize(), " output tensors");
-  std::vector<at::Tensor> outs = outputs[0];
-  for (const at::Tensor& o : outs) {
-    check_same(in, o, "all_gather output");
-    TORCH_CHECK(o.numel() == in.numel(), "tutti: all_gather outputs must match the input's size");
-  }
+  std::vector<at::Tensor> outs = rank_list(outputs, getSize(), in, "all_gather outputs");
   return enqueue(blocking([in, outs](tutti_comm_t c) {
     at::Tensor flat = at::empty({static_cast<int64_t>(outs.size()) * in.numel()}, in.options());
     ok(tutti_allgather(in.data_ptr(), flat.data_ptr(), count(in), tutti_dtype(in), c),
        "all_gather");
-    for (size_t r = 0; r < outs.size(); ++r)
-      outs[r].view({-1}).copy_(flat.narrow(0, static_cast<int64_t>(r) * in.numel(), in.numel()));
+    unflatten(flat, outs);
   }), outs);
 }
 
@@ -327,13 +341,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::gather(
   const int root = static_cast<int>(opts.rootRank);
   std::vector<at::Tensor> outs;
   if (getRank() == root) {
-    TORCH_CHECK(outputs.size() == 1 && static_cast<int>(outputs[0].size()) == getSize(),
-                "tutti: gather needs one list of ", getSize(), " output tensors on the root");
-    outs = outputs[0];
-    for (const at::Tensor& o : outs) {
-      check_same(in, o, "gather output");
-      TORCH_CHECK(o.numel() == in.numel(), "tutti: gather outputs must match the input's size");
-    }
+    outs = rank_list(outputs, getSize(), in, "gather outputs (on the root)");
   } else {
     TORCH_CHECK(outputs.empty() || outputs[0].empty(),
                 "tutti: gather takes output tensors on the root only");
@@ -345,8 +353,7 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::gather(
     ok(tutti_gather(in.data_ptr(), outs.empty() ? nullptr : flat.data_ptr(), count(in),
                     tutti_dtype(in), root, c),
        "gather");
-    for (size_t r = 0; r < outs.size(); ++r)
-      outs[r].view({-1}).copy_(flat.narrow(0, static_cast<int64_t>(r) * in.numel(), in.numel()));
+    if (!outs.empty()) unflatten(flat, outs);
   }), outs);
 }
 
@@ -357,24 +364,14 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::scatter(
   const int root = static_cast<int>(opts.rootRank);
   std::vector<at::Tensor> ins;
   if (getRank() == root) {
-    TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == getSize(),
-                "tutti: scatter needs one list of ", getSize(), " input tensors on the root");
-    ins = inputs[0];
-    for (const at::Tensor& i : ins) {
-      check_same(out, i, "scatter input");
-      TORCH_CHECK(i.numel() == out.numel(), "tutti: scatter inputs must match the output's size");
-    }
+    ins = rank_list(inputs, getSize(), out, "scatter inputs (on the root)");
   } else {
     TORCH_CHECK(inputs.empty() || inputs[0].empty(),
                 "tutti: scatter takes input tensors on the root only");
   }
   return enqueue(blocking([out, ins, root](tutti_comm_t c) {
     at::Tensor flat;
-    if (!ins.empty()) {
-      std::vector<at::Tensor> views;
-      for (const at::Tensor& i : ins) views.push_back(i.reshape({-1}));
-      flat = at::cat(views);
-    }
+    if (!ins.empty()) flat = flatten(ins);
     ok(tutti_scatter(ins.empty() ? nullptr : flat.data_ptr(), out.data_ptr(), count(out),
                      tutti_dtype(out), root, c),
        "scatter");
@@ -385,19 +382,10 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::reduce_scatter(
     std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
     const c10d::ReduceScatterOptions& opts) {
   at::Tensor out = single(outputs, "reduce_scatter");
-  TORCH_CHECK(inputs.size() == 1 && static_cast<int>(inputs[0].size()) == getSize(),
-              "tutti: reduce_scatter needs one list of ", getSize(), " input tensors");
-  std::vector<at::Tensor> ins = inputs[0];
-  for (const at::Tensor& i : ins) {
-    check_same(out, i, "reduce_scatter input");
-    TORCH_CHECK(i.numel() == out.numel(),
-                "tutti: reduce_scatter inputs must match the output's size");
-  }
+  std::vector<at::Tensor> ins = rank_list(inputs, getSize(), out, "reduce_scatter inputs");
   const tutti_op_t op = tutti_op(opts.reduceOp);
   return enqueue(blocking([out, ins, op](tutti_comm_t c) {
-    std::vector<at::Tensor> views;
-    for (const at::Tensor& i : ins) views.push_back(i.reshape({-1}));
-    at::Tensor flat = at::cat(views);
+    at::Tensor flat = flatten(ins);
     ok(tutti_reduce_scatter(flat.data_ptr(), out.data_ptr(), count(out), tutti_dtype(out), op, c),
        "reduce_scatter");
   }), {out});
@@ -481,16 +469,12 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::alltoall(
   }
   std::vector<at::Tensor> ins = inputs, outs = outputs;
   return enqueue(blocking([=](tutti_comm_t c) {
-    std::vector<at::Tensor> views;
-    for (const at::Tensor& i : ins) views.push_back(i.reshape({-1}));
-    at::Tensor flat_in = at::cat(views);
+    at::Tensor flat_in = flatten(ins);
     at::Tensor flat_out = at::empty({static_cast<int64_t>(r_total)}, ins[0].options());
     ok(tutti_alltoallv(flat_in.data_ptr(), scounts.data(), sdispls.data(), flat_out.data_ptr(),
                        rcounts.data(), rdispls.data(), tutti_dtype(flat_in), c),
        "all_to_all");
-    for (int r = 0; r < p; ++r)
-      outs[r].view({-1}).copy_(flat_out.narrow(0, static_cast<int64_t>(rdispls[r]),
-                                               static_cast<int64_t>(rcounts[r])));
+    unflatten(flat_out, outs);  // rdispls are the running sums of rcounts
   }), outs);
 }
 
