@@ -3,11 +3,15 @@
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
 namespace tutti_torch {
 namespace {
+
+// tutti's TUTTI_TIMEOUT when the variable is unset (README).
+constexpr double kTuttiDefaultTimeoutS = 300;
 
 tutti_datatype_t tutti_dtype(const at::Tensor& t) {
   switch (t.scalar_type()) {
@@ -160,6 +164,8 @@ ProcessGroupTutti::ProcessGroupTutti(int rank, int size, const std::vector<int>&
   TORCH_CHECK(rc == MPI_SUCCESS, "tutti: MPI_Comm_create_group failed (", rc, ")");
   if (timeout_s > 0 && !std::getenv("TUTTI_TIMEOUT"))
     setenv("TUTTI_TIMEOUT", std::to_string(timeout_s).c_str(), 0);
+  const char* timeout = std::getenv("TUTTI_TIMEOUT");
+  timeout_s_ = timeout ? std::strtod(timeout, nullptr) : kTuttiDefaultTimeoutS;
   ok(tutti_comm_create(mpi_comm_, &comm_), "tutti_comm_create");
   worker_ = std::thread([this] { run_worker(); });
   std::lock_guard<std::mutex> lock(live_mutex);
@@ -221,28 +227,41 @@ void ProcessGroupTutti::run_worker() {
     } catch (...) {
       error = std::current_exception();
     }
-    if (request)
-      started_.emplace_back(request, work);
-    else
+    if (request) {
+      const auto limit = timeout_s_ > 0 ? std::chrono::duration<double>(timeout_s_)
+                                        : std::chrono::duration<double>(1e9);
+      started_.push_back({request, work,
+                          std::chrono::steady_clock::now() +
+                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit)});
+    } else {
       work->done(error);
+    }
   }
 }
 
 void ProcessGroupTutti::test_started() {
+  const auto now = std::chrono::steady_clock::now();
   for (size_t i = 0; i < started_.size();) {
+    Started& op = started_[i];
     int done = 0;
-    const int status = tutti_test(&started_[i].first, &done);
+    int status = tutti_test(&op.request, &done);
+    std::string what = "send/recv";
     if (status == TUTTI_SUCCESS && !done) {
-      ++i;
-      continue;
+      if (now < op.deadline) {
+        ++i;
+        continue;
+      }
+      // Cancels and frees it with tutti's message naming the peer.
+      status = tutti_wait_timeout(&op.request, 1e-3);
+      what = "send/recv (outstanding for TUTTI_TIMEOUT=" + std::to_string(timeout_s_) + " s)";
     }
     std::exception_ptr error;
     try {
-      ok(status, "send/recv");
+      ok(status, what.c_str());
     } catch (...) {
       error = std::current_exception();
     }
-    started_[i].second->done(error);
+    op.work->done(error);
     started_.erase(started_.begin() + static_cast<std::ptrdiff_t>(i));
   }
 }

@@ -14,6 +14,7 @@
 #include <mpi.h>
 #include <tutti/tutti.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -89,7 +90,9 @@ class ProcessGroupTutti : public c10d::ProcessGroup {
   // Queues `run` and returns its Work; `outputs` become the future's value.
   c10::intrusive_ptr<c10d::Work> enqueue(Run run, std::vector<at::Tensor> outputs);
   void run_worker();
-  // Tests the started point-to-point operations; finishes those done.
+  // Tests the started point-to-point operations; finishes those done, and
+  // ends those older than TUTTI_TIMEOUT with its error (a receive whose
+  // send never comes must not keep the group, and its shutdown, waiting).
   void test_started();
 
   MPI_Comm mpi_comm_ = MPI_COMM_NULL;
@@ -97,8 +100,15 @@ class ProcessGroupTutti : public c10d::ProcessGroup {
   std::mutex mutex_;
   std::condition_variable queued_;
   std::deque<std::pair<Run, c10::intrusive_ptr<WorkTutti>>> queue_;
-  // Worker thread only: started operations and their Work.
-  std::vector<std::pair<tutti_request_t, c10::intrusive_ptr<WorkTutti>>> started_;
+  // Worker thread only: started operations, their Work and when they end
+  // with a timeout.
+  struct Started {
+    tutti_request_t request;
+    c10::intrusive_ptr<WorkTutti> work;
+    std::chrono::steady_clock::time_point deadline;
+  };
+  std::vector<Started> started_;
+  double timeout_s_ = 0;  // TUTTI_TIMEOUT as this group's communicator read it; 0 = none
   bool stopping_ = false;
   std::thread worker_;
 };

@@ -1,9 +1,12 @@
 """The torch.distributed backend "tutti" under mpirun: every operation on
 random data against a reference computed from every rank's inputs (each rank
 can rebuild any rank's data from its seed), for every dtype tutti has, on the
-world group and on a new_group of some ranks; async work; clear errors.
+world group and on a new_group of some ranks; async work; clear errors; an
+unmatched receive that times out.
 Prints "torch backend: N checks, 0 failed" on rank 0; exits 1 on a failure."""
+import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -167,6 +170,31 @@ def errors():
             check(needle in str(e), f"error names {needle}: {e}")
 
 
+def unmatched_recv_times_out():
+    """A receive whose send never comes fails its wait at TUTTI_TIMEOUT (2 s
+    for this group), naming the peer, instead of waiting for ever."""
+    if dist.get_world_size() < 2:
+        return
+    saved = os.environ.get("TUTTI_TIMEOUT")
+    os.environ["TUTTI_TIMEOUT"] = "2"
+    group = dist.new_group(backend="tutti")
+    if saved is None:
+        del os.environ["TUTTI_TIMEOUT"]
+    else:
+        os.environ["TUTTI_TIMEOUT"] = saved
+    if dist.get_rank() == 0:
+        start = time.monotonic()
+        work = dist.irecv(torch.empty(4), 1, group=group, tag=99)
+        try:
+            work.wait()
+            check(False, "an unmatched recv completed")
+        except RuntimeError as e:
+            waited = time.monotonic() - start
+            check("timed out" in str(e) and "rank 1" in str(e) and 1.5 < waited < 30,
+                  f"unmatched recv: {e} after {waited:.1f} s")
+    dist.barrier()
+
+
 def main():
     dist.init_process_group("tutti")
     world = list(range(dist.get_world_size()))
@@ -185,6 +213,7 @@ def main():
             if me in ranks:
                 run(group, ranks)
     errors()
+    unmatched_recv_times_out()
     failed = torch.tensor([len(failures)])
     dist.all_reduce(failed)
     for f in failures[:10]:
