@@ -152,6 +152,25 @@ int tutti_test(tutti_request_t *req, int *done); /* frees and sets *req = NULL o
  * On TUTTI_ERR_TIMEOUT the request is cancelled and freed (*req = NULL). */
 int tutti_wait_timeout(tutti_request_t *req, double seconds);
 
+/* ---- grouped calls (NCCL's model) ---------------------------------------- */
+/* Calls made on this thread between tutti_group_start and tutti_group_end
+ * (collectives and point-to-point, blocking or not, on any communicators)
+ * are checked and recorded, not started: each returns at once. At the
+ * outermost tutti_group_end they start together, per communicator in call
+ * order; small allreduces of one datatype and op on host buffers are fused
+ * into one allreduce over a packed buffer (TUTTI_GROUP_FUSE_BYTES), which is
+ * what gradient buckets need. Every rank must group the same calls in the
+ * same order. tutti_group_end returns once the blocking calls of the group
+ * have completed (their buffers are final then), with the first error among
+ * them; the requests of its non-blocking calls complete through
+ * tutti_wait/tutti_test as usual, and may not be waited on before the group
+ * ended (TUTTI_ERR_INVALID_ARGUMENT). Groups nest: only the outermost end
+ * starts the calls. Under TUTTI_CHECK each grouped call is agreed on by
+ * itself and nothing is fused, so a mismatched group is TUTTI_ERR_MISMATCH
+ * naming the call that differs. */
+int tutti_group_start(void);
+int tutti_group_end(void);
+
 /* ---- CUDA --------------------------------------------------------------- */
 /* Every call accepts CUDA device (and managed) buffers like host buffers,
  * detected per call; send and receive buffers may differ in memory type.
@@ -188,6 +207,8 @@ typedef struct {
   uint64_t refused_fallbacks;   /* calls whose preferred algorithm refused them */
   uint64_t schedule_cache_hits; /* schedules reused instead of rebuilt */
   uint64_t schedule_builds;     /* schedules built */
+  uint64_t grouped_calls;       /* calls started by tutti_group_end */
+  uint64_t fused_calls;         /* of those, allreduces that ran fused with others */
 } tutti_comm_stats_t;
 int tutti_comm_stats(tutti_comm_t comm, tutti_comm_stats_t *stats);
 

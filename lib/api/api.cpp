@@ -8,23 +8,12 @@
 #include <vector>
 
 #include "api/comm.hpp"
+#include "api/group.hpp"
+#include "api/handles.hpp"
 #include "base/status.hpp"
 #include "host/memory.hpp"
 #include "transport/mpi_types.hpp"
 #include "tutti_config.h"
-
-struct tutti_comm {
-  std::unique_ptr<tutti::Comm> impl;
-  // Requests handed out and not yet completed by tutti_wait/tutti_test: the
-  // communicator cannot be destroyed under them.
-  size_t open_requests = 0;
-};
-
-struct tutti_request {
-  std::shared_ptr<tutti::Operation> op;  // null: completed at once
-  tutti_comm* owner;
-  tutti::Comm& comm() const { return *owner->impl; }
-};
 
 namespace tutti {
 namespace {
@@ -58,17 +47,6 @@ Comm& comm_of(tutti_comm_t comm, const char* fn) {
   if (!comm || !comm->impl) [[unlikely]]
     null_comm(fn);
   return *comm->impl;
-}
-
-tutti_request_t open_request(tutti_comm_t comm, std::shared_ptr<Operation> op) {
-  auto* r = new tutti_request{std::move(op), comm};
-  ++comm->open_requests;
-  return r;
-}
-
-void close_request(tutti_request_t r) {
-  --r->owner->open_requests;
-  delete r;
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void bad_datatype(tutti_datatype_t dt, const char* fn) {
@@ -158,9 +136,10 @@ void check_disjoint_blocks(const size_t* counts, const size_t* displs, size_t p,
 // Starts the collective; blocking when req is null.
 int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_request_t* req) {
   Comm& c = *comm->impl;
-  // TUTTI_CHECK: a blocking call agrees here; a non-blocking one inside its
-  // operation (start_collective), so that it never blocks.
-  if (!req) c.check_agreement(args);
+  // TUTTI_CHECK: a blocking call agrees here; a non-blocking one (or one in
+  // a group) inside its operation (start_collective), so that it never
+  // blocks.
+  if (!req && !group::is_open()) c.check_agreement(args);
   // Each buffer's memory type, looked up once per call (in place, the two
   // are one buffer) where the process has a CUDA device at all. Mixed host
   // and device buffers are allowed: the call then runs on the device.
@@ -171,6 +150,17 @@ int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_requ
                                                    : memory_type_of(in);
   const bool device = (in && in_mem == MemoryType::Cuda) || (out && out_mem == MemoryType::Cuda);
   args.memory = device ? MemoryType::Cuda : MemoryType::Host;
+  if (group::is_open()) {
+    GroupedCall call{.args = args, .in = in, .out = out, .in_mem = in_mem, .out_mem = out_mem};
+    if (args.coll == Collective::Alltoallv) {
+      call.vcounts[0].assign(args.send_counts.begin(), args.send_counts.end());
+      call.vcounts[1].assign(args.send_displs.begin(), args.send_displs.end());
+      call.vcounts[2].assign(args.recv_counts.begin(), args.recv_counts.end());
+      call.vcounts[3].assign(args.recv_displs.begin(), args.recv_displs.end());
+    }
+    group::record(comm, std::move(call), req);
+    return TUTTI_SUCCESS;
+  }
   if (!req) return c.run_blocking(args, in, out, in_mem, out_mem);
   *req = open_request(comm, c.start_collective(args, in, out, in_mem, out_mem));
   return TUTTI_SUCCESS;
@@ -180,6 +170,10 @@ int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_requ
 // every rank alike (the count is the same everywhere).
 int done_at_once(tutti_request_t* req, tutti_comm_t comm, const CollArgs& args) {
   Comm& c = *comm->impl;
+  if (group::is_open()) {
+    group::record(comm, GroupedCall{.kind = GroupedCall::Kind::EmptyCollective, .args = args}, req);
+    return TUTTI_SUCCESS;
+  }
   c.note_empty_call();
   if (req) *req = open_request(comm, c.start_empty_collective(args));
   else c.check_agreement(args);
@@ -404,8 +398,17 @@ int point_to_point(bool is_send, const void* buf, size_t count, tutti_datatype_t
       invalid(str(fn, ": peer=", peer, " is out of range (communicator of ", c.size(), " ranks)"));
     if (tag < 0) invalid(str(fn, ": tag=", tag, " is negative"));
     const MemoryType mem = count > 0 ? memory_type_of(buf) : MemoryType::Host;
+    const size_t bytes = count * datatype_size(Datatype(dt));
+    if (group::is_open()) {
+      group::record(comm,
+                    GroupedCall{.kind = is_send ? GroupedCall::Kind::Send : GroupedCall::Kind::Receive,
+                                .buf = const_cast<void*>(buf), .bytes = bytes, .peer = peer,
+                                .tag = tag, .mem = mem},
+                    req);
+      return TUTTI_SUCCESS;
+    }
     std::shared_ptr<Operation> op = c.start_point_to_point(
-        is_send, const_cast<void*>(buf), count * datatype_size(Datatype(dt)), peer, tag, mem);
+        is_send, const_cast<void*>(buf), bytes, peer, tag, mem);
     if (req) {
       *req = open_request(comm, std::move(op));
       return TUTTI_SUCCESS;
@@ -414,10 +417,17 @@ int point_to_point(bool is_send, const void* buf, size_t count, tutti_datatype_t
   });
 }
 
+// A request of a group that has not ended: waiting for it would wait for
+// ever (nothing starts before tutti_group_end).
+[[noreturn, gnu::cold]] void not_started_yet(const char* fn) {
+  invalid(str(fn, ": the request belongs to a group that has not ended (call tutti_group_end first)"));
+}
+
 int wait_request(tutti_request_t* req, double timeout_s, const char* fn) {
   return guarded([&] {
     if (!req) invalid(str(fn, ": req is NULL"));
     if (!*req) return TUTTI_SUCCESS;  // MPI_REQUEST_NULL-like: nothing to wait for
+    if ((*req)->group_pending) not_started_yet(fn);
     tutti_request_t r = *req;
     *req = nullptr;
     const std::shared_ptr<Operation> op = std::move(r->op);
@@ -611,6 +621,17 @@ int tutti_irecv(void* buf, size_t n, tutti_datatype_t dt, int peer, int tag, tut
   return point_to_point(false, buf, n, dt, peer, tag, comm, req, "tutti_irecv");
 }
 
+int tutti_group_start(void) {
+  return guarded([] {
+    group::start();
+    return TUTTI_SUCCESS;
+  });
+}
+
+int tutti_group_end(void) {
+  return guarded([] { return group::end(); });
+}
+
 int tutti_wait(tutti_request_t* req) {
   if (req && *req) return wait_request(req, (*req)->comm().config().timeout_s, "tutti_wait");
   return wait_request(req, 0, "tutti_wait");
@@ -627,6 +648,7 @@ int tutti_test(tutti_request_t* req, int* done) {
     if (!req) invalid("tutti_test: req is NULL");
     if (!done) invalid("tutti_test: done is NULL");
     *done = 0;
+    if (*req && (*req)->group_pending) not_started_yet("tutti_test");
     if (!*req || !(*req)->op) {
       if (*req) close_request(*req);
       *req = nullptr;
@@ -683,6 +705,8 @@ int tutti_comm_stats(tutti_comm_t comm, tutti_comm_stats_t* stats) {
     stats->refused_fallbacks = s.refused_fallbacks;
     stats->schedule_cache_hits = s.schedule_cache_hits;
     stats->schedule_builds = s.schedule_builds;
+    stats->grouped_calls = s.grouped_calls;
+    stats->fused_calls = s.fused_calls;
     return TUTTI_SUCCESS;
   });
 }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/grouped_call.hpp"
 #include "engine/operation.hpp"
 #include "engine/scratch.hpp"
 #include "node/node_memory.hpp"
@@ -38,6 +39,8 @@ struct CommStats {
   uint64_t refused_fallbacks = 0;
   uint64_t schedule_cache_hits = 0;
   uint64_t schedule_builds = 0;
+  uint64_t grouped_calls = 0;  // started by tutti_group_end
+  uint64_t fused_calls = 0;    // grouped allreduces that ran fused with others
 };
 
 class Comm {
@@ -76,6 +79,11 @@ class Comm {
   // Starts a user send or receive.
   std::shared_ptr<Operation> start_point_to_point(bool is_send, void* buf, size_t bytes,
                                                   int peer, int tag, MemoryType mem);
+  // Starts the calls of a group (tutti_group_end) in their order: one
+  // operation per call, shared by the allreduces fused into one
+  // (api/comm_group.cpp). A call that cannot start gets an operation that
+  // finished with the error; the others start all the same.
+  std::vector<std::shared_ptr<Operation>> start_group(std::vector<GroupedCall>& calls);
   // The CUDA stream later calls are ordered against (null: none), as
   // tutti_comm_set_stream documents. Throws Error where CUDA is unavailable
   // or the stream is not valid.
@@ -150,6 +158,14 @@ class Comm {
   std::shared_ptr<Operation> launch(const CollArgs& args, const Plan& plan, const OpLabel& label,
                                     const void* in, void* out, MemoryType in_mem,
                                     MemoryType out_mem);
+  // start_group's parts: one call by itself, and a batch of allreduces
+  // (indices into `calls`) fused into one over a packed buffer.
+  std::shared_ptr<Operation> start_grouped(GroupedCall& call);
+  std::shared_ptr<Operation> start_fused(const std::vector<GroupedCall>& calls,
+                                         const std::vector<size_t>& batch);
+  // Which grouped allreduces run fused: batches of two or more, each of
+  // one datatype and op, in call order.
+  std::vector<std::vector<size_t>> fusion_batches(const std::vector<GroupedCall>& calls) const;
   // Buffers for a schedule on host memory, with the shared segment if any.
   Buffers host_buffers(const void* in, void* out);
   // Starts `plan` on buffers all in `mem` memory.

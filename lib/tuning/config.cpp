@@ -124,6 +124,16 @@ Config Config::from_environment(bool have_ucx) {
            "' is not a size (e.g. 0, 64M; at most 1T)");
     }
   }
+  if (const char* v = env("TUTTI_GROUP_FUSE_BYTES")) {
+    try {
+      const ValueRange r = parse_range(v);
+      if (r.hi != r.lo + 1 || r.lo > (1ull << 30)) throw Error(TUTTI_ERR_INVALID_ARGUMENT, "");
+      cfg.group_fuse_bytes = static_cast<size_t>(r.lo);
+    } catch (const Error&) {
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_GROUP_FUSE_BYTES='", v,
+           "' is not a size (e.g. 0, 256K; at most 1G)");
+    }
+  }
   if (const char* v = env("TUTTI_SHM_STREAM")) {
     const std::string mode = v;
     if (mode == "1" || mode == "0") cfg.shm_stream = mode == "1";

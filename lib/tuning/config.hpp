@@ -45,6 +45,9 @@ struct Config {
   // slots with non-temporal stores; nullopt ("auto"): each rank decides
   // from what it measures (node/slot_writes.hpp).
   std::optional<bool> shm_stream;
+  // TUTTI_GROUP_FUSE_BYTES: grouped allreduces of at most this many bytes
+  // are fused with others of their datatype and op (0: never).
+  size_t group_fuse_bytes = 256 * 1024;
   // TUTTI_UCX_PEER_ERRORS: UCX detects dead peers (UCX 1.13: over TCP only).
   bool ucx_peer_errors = false;
 

@@ -136,10 +136,16 @@ void DeviceBuffers::download() {}
 #endif
 
 int call_tutti(const CollArgs& a, const void* s, void* r, tutti_comm_t c, bool nb) {
+  tutti_request_t req = nullptr;
+  int st = start_tutti(a, s, r, c, nb ? &req : nullptr);
+  if (st == TUTTI_SUCCESS && nb) st = tutti_wait(&req);
+  return st;
+}
+
+int start_tutti(const CollArgs& a, const void* s, void* r, tutti_comm_t c, tutti_request_t* rp) {
   const auto dt = static_cast<tutti_datatype_t>(a.dtype);
   const auto op = static_cast<tutti_op_t>(a.op);
-  tutti_request_t req = nullptr;
-  tutti_request_t* rp = nb ? &req : nullptr;
+  const bool nb = rp != nullptr;
   int st = TUTTI_SUCCESS;
   switch (a.coll) {
     case Collective::Allreduce:
@@ -180,7 +186,6 @@ int call_tutti(const CollArgs& a, const void* s, void* r, tutti_comm_t c, bool n
     }
     case Collective::Barrier: st = nb ? tutti_ibarrier(c, rp) : tutti_barrier(c); break;
   }
-  if (st == TUTTI_SUCCESS && nb) st = tutti_wait(&req);
   return st;
 }
 

@@ -75,6 +75,10 @@ class DeviceBuffers {
 // followed by tutti_wait.
 int call_tutti(const CollArgs& a, const void* sendbuf, void* recvbuf, tutti_comm_t comm,
                bool nonblocking);
+// Makes the call without waiting for it: the blocking form where req is
+// null, else the non-blocking one (*req to be completed by the caller).
+int start_tutti(const CollArgs& a, const void* sendbuf, void* recvbuf, tutti_comm_t comm,
+                tutti_request_t* req);
 
 // Calls the MPI library's own blocking collective with the same buffers
 // (TUTTI_IN_PLACE becomes MPI_IN_PLACE; avg is timed as sum; fp16/bf16

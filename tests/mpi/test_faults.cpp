@@ -134,6 +134,41 @@ TEST_CASE("TUTTI_CHECK turns mismatched calls into TUTTI_ERR_MISMATCH on every r
                   TUTTI_SUCCESS && out[0] == static_cast<float>(p)));
 }
 
+TEST_CASE("TUTTI_CHECK: a mismatched group is TUTTI_ERR_MISMATCH naming the call", "[check][group]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c;
+  std::vector<float> a(64, 1.0f), b(64, 2.0f), ra(64), rb(64);
+  tutti_comm_stats_t before{}, after{};
+  REQUIRE(tutti_comm_stats(c.comm, &before) == TUTTI_SUCCESS);
+
+  // A matching group runs, each call agreed on by itself (nothing fused).
+  REQUIRE(tutti_group_start() == TUTTI_SUCCESS);
+  REQUIRE(tutti_allreduce(a.data(), ra.data(), 64, TUTTI_FLOAT32, TUTTI_SUM, c.comm) == TUTTI_SUCCESS);
+  REQUIRE(tutti_allreduce(b.data(), rb.data(), 64, TUTTI_FLOAT32, TUTTI_SUM, c.comm) == TUTTI_SUCCESS);
+  int st = tutti_group_end();
+  CHECK(all_ranks(st == TUTTI_SUCCESS && ra[63] == static_cast<float>(p) &&
+                  rb[0] == static_cast<float>(2 * p)));
+  REQUIRE(tutti_comm_stats(c.comm, &after) == TUTTI_SUCCESS);
+  CHECK(after.grouped_calls - before.grouped_calls == 2);
+  CHECK(after.fused_calls == before.fused_calls);
+
+  // The second call of the group differs on the last rank.
+  REQUIRE(tutti_group_start() == TUTTI_SUCCESS);
+  REQUIRE(tutti_allreduce(a.data(), ra.data(), 64, TUTTI_FLOAT32, TUTTI_SUM, c.comm) == TUTTI_SUCCESS);
+  REQUIRE(tutti_allreduce(b.data(), rb.data(), me == p - 1 ? 63 : 64, TUTTI_FLOAT32, TUTTI_SUM,
+                          c.comm) == TUTTI_SUCCESS);
+  st = tutti_group_end();
+  const std::string e = tutti_last_error();
+  INFO(e);
+  CHECK(all_ranks(st == TUTTI_ERR_MISMATCH));
+  CHECK(all_ranks(has(e, "count:") && has(e, str("63 on rank ", p - 1))));
+
+  // The communicator still works.
+  CHECK(all_ranks(tutti_allreduce(a.data(), ra.data(), 64, TUTTI_FLOAT32, TUTTI_SUM, c.comm) ==
+                  TUTTI_SUCCESS && ra[0] == static_cast<float>(p)));
+}
+
 TEST_CASE("TUTTI_CHECK: a rank that skips a collective makes the others time out", "[check]") {
   const int p = world_size(), me = world_rank();
   if (p < 2) return;
