@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "process_group.hpp"
+#include <tutti/tutti.h>
 
 namespace tutti_torch {
 namespace {
@@ -50,9 +51,30 @@ std::string bcast_string(const std::string& value) {
   return out;
 }
 
+// tutti's C API called directly on a tensor, without the process group: what
+// scripts/bench-torch.py compares the backend with, to measure what the
+// binding adds. One communicator over MPI_COMM_WORLD, made on first use;
+// call it from one thread only.
+tutti_comm_t direct_comm = nullptr;
+
+void direct_allreduce(const at::Tensor& t) {
+  TORCH_CHECK(t.device().is_cpu() && t.is_contiguous() && t.scalar_type() == at::kFloat,
+              "tutti: direct_allreduce takes a contiguous float32 CPU tensor");
+  ensure_mpi();
+  if (!direct_comm && tutti_comm_create(MPI_COMM_WORLD, &direct_comm) != TUTTI_SUCCESS)
+    TORCH_CHECK(false, "tutti: tutti_comm_create failed: ", tutti_last_error());
+  const int st = tutti_allreduce(TUTTI_IN_PLACE, t.data_ptr(), static_cast<size_t>(t.numel()),
+                                 TUTTI_FLOAT32, TUTTI_SUM, direct_comm);
+  TORCH_CHECK(st == TUTTI_SUCCESS, "tutti: allreduce failed: ", tutti_last_error());
+}
+
 // Shuts every process group down, then ends MPI if tutti_torch started it.
 void finalize() {
   for (ProcessGroupTutti* group : ProcessGroupTutti::live()) group->shutdown();
+  if (direct_comm) {
+    tutti_comm_destroy(direct_comm);
+    direct_comm = nullptr;
+  }
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (we_initialized_mpi && !finalized) MPI_Finalize();
@@ -73,5 +95,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("world_size", &tutti_torch::world_size);
   m.def("bcast_string", &tutti_torch::bcast_string);
   m.def("finalize", &tutti_torch::finalize);
+  m.def("direct_allreduce", &tutti_torch::direct_allreduce,
+        pybind11::call_guard<pybind11::gil_scoped_release>());
   m.def("create", &tutti_torch::create, pybind11::call_guard<pybind11::gil_scoped_release>());
 }

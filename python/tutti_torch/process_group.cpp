@@ -3,6 +3,7 @@
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -116,11 +117,18 @@ std::function<tutti_request_t(tutti_comm_t)> blocking(F call) {
 // (wait, isCompleted and exception then report it) and its future.
 class ProcessGroupTutti::WorkTutti : public c10d::Work {
  public:
-  explicit WorkTutti(std::vector<at::Tensor> outputs)
-      : outputs_(std::move(outputs)),
+  WorkTutti(ProcessGroupTutti* group, std::vector<at::Tensor> outputs)
+      : group_(group),
+        outputs_(std::move(outputs)),
         future_(c10::make_intrusive<at::ivalue::Future>(
             c10::ListType::create(c10::TensorType::get()))) {}
   std::vector<at::Tensor> result() override { return outputs_; }
+  // A work not completed is still queued or running, so its group is alive
+  // (shutdown runs the queue to its end).
+  bool wait(std::chrono::milliseconds timeout) override {
+    if (!isCompleted()) group_->run_until(this);
+    return c10d::Work::wait(timeout);
+  }
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
   void done(std::exception_ptr error) {
     if (error)
@@ -131,6 +139,7 @@ class ProcessGroupTutti::WorkTutti : public c10d::Work {
   }
 
  private:
+  ProcessGroupTutti* group_;
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<at::ivalue::Future> future_;
 };
@@ -199,44 +208,64 @@ void ProcessGroupTutti::shutdown() {
 }
 
 void ProcessGroupTutti::run_worker() {
+  std::unique_lock<std::mutex> lock(mutex_);
   for (;;) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    const auto ready = [&] { return stopping_ || !queue_.empty(); };
-    if (started_.empty()) {
-      queued_.wait(lock, ready);
-    } else if (!ready()) {
+    queued_.wait(lock, [&] { return !busy_ && (stopping_ || !queue_.empty() || !started_.empty()); });
+    if (queue_.empty() && started_.empty()) return;  // stopping, all done
+    busy_ = true;
+    if (queue_.empty()) {
       // Started sends and receives progress here while nothing is queued.
       lock.unlock();
       test_started();
       std::this_thread::yield();
-      continue;
-    }
-    if (queue_.empty() && started_.empty()) return;  // stopping, all done
-    if (queue_.empty()) {
-      lock.unlock();
-      test_started();
-      continue;
-    }
-    auto [run, work] = std::move(queue_.front());
-    queue_.pop_front();
-    lock.unlock();
-    std::exception_ptr error;
-    tutti_request_t request = nullptr;
-    try {
-      request = run(comm_);
-    } catch (...) {
-      error = std::current_exception();
-    }
-    if (request) {
-      const auto limit = timeout_s_ > 0 ? std::chrono::duration<double>(timeout_s_)
-                                        : std::chrono::duration<double>(1e9);
-      started_.push_back({request, work,
-                          std::chrono::steady_clock::now() +
-                              std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit)});
     } else {
-      work->done(error);
+      Queued item = std::move(queue_.front());
+      queue_.pop_front();
+      lock.unlock();
+      run_one(item);
     }
+    lock.lock();
+    busy_ = false;
   }
+}
+
+void ProcessGroupTutti::run_one(Queued& item) {
+  auto& [run, work] = item;
+  std::exception_ptr error;
+  tutti_request_t request = nullptr;
+  try {
+    request = run(comm_);
+  } catch (...) {
+    error = std::current_exception();
+  }
+  if (request) {
+    const auto limit = timeout_s_ > 0 ? std::chrono::duration<double>(timeout_s_)
+                                      : std::chrono::duration<double>(1e9);
+    started_.push_back({request, work,
+                        std::chrono::steady_clock::now() +
+                            std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit)});
+  } else {
+    work->done(error);
+  }
+}
+
+void ProcessGroupTutti::run_until(const WorkTutti* work) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (busy_ || std::none_of(queue_.begin(), queue_.end(),
+                            [&](const Queued& q) { return q.second.get() == work; }))
+    return;  // the worker has it, or is at it: Work::wait waits for it
+  busy_ = true;
+  for (bool mine = false; !mine;) {
+    Queued item = std::move(queue_.front());
+    queue_.pop_front();
+    mine = item.second.get() == work;
+    lock.unlock();
+    run_one(item);
+    lock.lock();
+  }
+  busy_ = false;
+  lock.unlock();
+  queued_.notify_one();  // more may be queued, or started operations to test
 }
 
 void ProcessGroupTutti::test_started() {
@@ -268,7 +297,7 @@ void ProcessGroupTutti::test_started() {
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::enqueue(Run run,
                                                            std::vector<at::Tensor> outputs) {
-  auto work = c10::make_intrusive<WorkTutti>(std::move(outputs));
+  auto work = c10::make_intrusive<WorkTutti>(this, std::move(outputs));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     TORCH_CHECK(!stopping_, "tutti: the process group was shut down (MPI is finalized)");
@@ -302,13 +331,22 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allreduce_coalesced(
   TORCH_CHECK(!tensors.empty(), "tutti: allreduce_coalesced of no tensors");
   for (const at::Tensor& t : tensors) check_same(tensors[0], t, "allreduce_coalesced");
   const tutti_op_t op = tutti_op(opts.reduceOp);
-  // One flat buffer, one allreduce: the latency of one call for the bucket.
+  // One group: tutti fuses the small tensors into one allreduce (one
+  // call's latency for the bucket) and runs the large ones in place, with
+  // no copies (TUTTI_GROUP_FUSE_BYTES).
   std::vector<at::Tensor> ts = tensors;
   return enqueue(blocking([ts, op](tutti_comm_t c) {
-    at::Tensor flat = flatten(ts);
-    ok(tutti_allreduce(TUTTI_IN_PLACE, flat.data_ptr(), count(flat), tutti_dtype(flat), op, c),
-       "allreduce_coalesced");
-    unflatten(flat, ts);
+    ok(tutti_group_start(), "allreduce_coalesced");
+    for (const at::Tensor& t : ts) {
+      const int st = tutti_allreduce(TUTTI_IN_PLACE, t.data_ptr(), count(t), tutti_dtype(t), op, c);
+      if (st != TUTTI_SUCCESS) {
+        const std::string error = tutti_last_error();
+        tutti_group_end();  // the group must close; what it recorded runs
+        throw std::runtime_error(std::string("tutti allreduce_coalesced failed (") +
+                                 tutti_strerror(st) + "): " + error);
+      }
+    }
+    ok(tutti_group_end(), "allreduce_coalesced");
   }), tensors);
 }
 

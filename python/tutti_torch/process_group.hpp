@@ -90,6 +90,14 @@ class ProcessGroupTutti : public c10d::ProcessGroup {
   // Queues `run` and returns its Work; `outputs` become the future's value.
   c10::intrusive_ptr<c10d::Work> enqueue(Run run, std::vector<at::Tensor> outputs);
   void run_worker();
+  using Queued = std::pair<Run, c10::intrusive_ptr<WorkTutti>>;
+  // Runs one queued operation (the caller holds the claim, busy_).
+  void run_one(Queued& item);
+  // Work::wait: while the worker is idle, the waiting thread runs the queue
+  // itself, in order, up to and including `work`. A caller that waits at
+  // once (async_op=False) then pays no hand-off between threads (two
+  // wake-ups: tens of microseconds here, more than a small allreduce).
+  void run_until(const WorkTutti* work);
   // Tests the started point-to-point operations; finishes those done, and
   // ends those older than TUTTI_TIMEOUT with its error (a receive whose
   // send never comes must not keep the group, and its shutdown, waiting).
@@ -99,8 +107,12 @@ class ProcessGroupTutti : public c10d::ProcessGroup {
   tutti_comm_t comm_ = nullptr;
   std::mutex mutex_;
   std::condition_variable queued_;
-  std::deque<std::pair<Run, c10::intrusive_ptr<WorkTutti>>> queue_;
-  // Worker thread only: started operations, their Work and when they end
+  std::deque<Queued> queue_;
+  // Set (under mutex_) by the thread that uses comm_ and started_: the
+  // worker, or a waiting thread in run_until. One at a time, as tutti's
+  // communicators require.
+  bool busy_ = false;
+  // Whoever holds busy_: started operations, their Work and when they end
   // with a timeout.
   struct Started {
     tutti_request_t request;

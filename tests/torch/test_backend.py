@@ -117,12 +117,19 @@ def run(group, ranks):
             out = torch.empty(n, dtype=dtype)
             dist.scatter(out, list(blocks[0]) if me == 0 else None, src=root, group=group)
             check(torch.equal(out, blocks[0][me]), f"scatter {label}")
-    # allreduce_coalesced: several tensors, one call
-    ts = [data(ranks[me], k, torch.float32, salt=k).clone() for k in (3, 0, 17)]
+    # allreduce_coalesced: several tensors, one group (the small ones fused,
+    # 70001 float32 above TUTTI_GROUP_FUSE_BYTES on its own)
+    sizes = (3, 0, 17, 70001, 1)
+    ts = [data(ranks[me], k, torch.float32, salt=k).clone() for k in sizes]
     dist.all_reduce_coalesced(ts, group=group)
-    for k, t in zip((3, 0, 17), ts):
+    for k, t in zip(sizes, ts):
         check(torch.equal(t, sum(data(r, k, torch.float32, salt=k) for r in ranks)),
               f"all_reduce_coalesced {k} group={ranks}")
+    ts = [data(ranks[me], k, torch.int64, salt=k).clone() for k in sizes]
+    dist.all_reduce_coalesced(ts, op=dist.ReduceOp.MAX, group=group)
+    for k, t in zip(sizes, ts):
+        want = torch.stack([data(r, k, torch.int64, salt=k) for r in ranks]).max(dim=0).values
+        check(torch.equal(t, want), f"all_reduce_coalesced max {k} group={ranks}")
     # async: several in flight, waited in reverse order; the future too
     works, tensors = [], []
     for k in range(4):
