@@ -16,6 +16,7 @@ LAYERS = [
     ["node"],
     ["engine"],
     ["safety", "algos", "cuda"],
+    ["model"],
     ["tuning"],
     ["api"],
     ["interpose"],

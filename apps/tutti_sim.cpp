@@ -1,0 +1,169 @@
+// tutti-sim: predicted times of every algorithm of every collective, for
+// rank counts and message sizes beyond this machine, from the cost model
+// (model/predict.hpp), and which one the dispatcher picks.
+//
+//   tutti-sim --collectives all --ranks 2,8,64,512 --ranks-per-node 8
+//             --min-bytes 8 --max-bytes 1G [--machine FILE] [--csv]
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "algos/registry.hpp"
+#include "apps/cli.hpp"
+#include "base/status.hpp"
+#include "model/predict.hpp"
+#include "tuning/dispatch.hpp"
+
+using namespace tutti;
+
+namespace {
+
+struct Options {
+  std::vector<Collective> collectives;
+  std::vector<int> ranks{2, 8, 64, 512};
+  int ranks_per_node = 8;
+  uint64_t min_bytes = 8, max_bytes = 1 << 20, factor = 4;
+  std::string machine_file;
+  bool csv = false;
+};
+
+const char* kUsage =
+    "usage: tutti-sim [--collectives all|NAME,...] [--ranks N,...] [--ranks-per-node N]\n"
+    "                 [--min-bytes B] [--max-bytes B] [--factor F] [--machine FILE] [--csv]\n"
+    "Predicted time of every algorithm (cost model: schedules run in virtual time)\n"
+    "and the dispatcher's choice, per collective, rank count and message size.\n"
+    "alltoallv (per-call counts) is not modelled; nor is the MPI library's own collective.\n";
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    const size_t comma = s.find(',', start);
+    const std::string piece = s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!piece.empty()) out.push_back(piece);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  std::string collectives = "all";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail(TUTTI_ERR_INVALID_ARGUMENT, a, " needs a value");
+      return argv[++i];
+    };
+    if (a == "--collectives") collectives = value();
+    else if (a == "--ranks") {
+      o.ranks.clear();
+      for (const std::string& r : split(value()))
+        o.ranks.push_back(static_cast<int>(apps::parse_int(r, "--ranks", 1, 1 << 20)));
+    } else if (a == "--ranks-per-node")
+      o.ranks_per_node = static_cast<int>(apps::parse_int(value(), a, 1, 1 << 20));
+    else if (a == "--min-bytes") o.min_bytes = apps::parse_bytes(value(), a);
+    else if (a == "--max-bytes") o.max_bytes = apps::parse_bytes(value(), a);
+    else if (a == "--factor") o.factor = static_cast<uint64_t>(apps::parse_int(value(), a, 2, 1024));
+    else if (a == "--machine") o.machine_file = value();
+    else if (a == "--csv") o.csv = true;
+    else if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "unknown option '", a, "'\n", kUsage);
+  }
+  if (o.ranks.empty()) fail(TUTTI_ERR_INVALID_ARGUMENT, "--ranks: no rank count given");
+  if (o.min_bytes == 0 || o.min_bytes > o.max_bytes)
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "need 0 < --min-bytes <= --max-bytes");
+  for (const std::string& name : collectives == "all" ? std::vector<std::string>{} : split(collectives)) {
+    const std::optional<Collective> c = parse_collective(name);
+    if (!c) fail(TUTTI_ERR_INVALID_ARGUMENT, "--collectives: unknown collective '", name, "'");
+    o.collectives.push_back(*c);
+  }
+  if (collectives == "all")
+    for (Collective c : kAllCollectives)
+      if (c != Collective::Alltoallv) o.collectives.push_back(c);
+  return o;
+}
+
+struct Row {
+  std::string algorithm;
+  std::optional<double> us;  // none: not modelled (mpi)
+  bool chosen = false;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const Options o = parse(argc, argv);
+    const model::Machine machine =
+        o.machine_file.empty() ? model::Machine{} : model::load_machine(o.machine_file);
+    if (o.csv) std::printf("collective,ranks,nodes,bytes,algorithm,predicted_us,chosen\n");
+    else
+      std::printf("%-15s %6s %5s %9s  %-24s %12s  %-24s %12s %6s\n", "collective", "ranks",
+                  "nodes", "bytes", "best (model)", "us", "chosen (dispatcher)", "us", "ratio");
+    for (Collective coll : o.collectives) {
+      for (int p : o.ranks) {
+        const Topology topo = model::model_topology(p, o.ranks_per_node);
+        const Dispatcher dispatcher(TuningTable{}, topo);
+        std::vector<uint64_t> sizes;
+        if (coll == Collective::Barrier) sizes.push_back(0);
+        else
+          for (uint64_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) sizes.push_back(b);
+        for (uint64_t bytes : sizes) {
+          CollArgs args{.coll = coll, .dtype = Datatype::Float32, .op = Op::Sum};
+          args.count = count_for_message_bytes(coll, bytes, args.dtype, p);
+          if (coll != Collective::Barrier && args.count == 0) continue;
+          const Decision d = dispatcher.select(args, "", "");
+          std::vector<Row> rows;
+          for (const algos::Algorithm* a : algos::algorithms_for(coll)) {
+            const bool chosen = d.algorithm == a;
+            if (a->is_mpi()) {
+              if (chosen) rows.push_back({std::string(a->name), std::nullopt, true});
+              continue;
+            }
+            CollArgs with_params = args;
+            if (chosen) with_params.params = d.params;
+            const model::Prediction pr = model::predict(*a, with_params, topo, machine);
+            if (!pr.error.empty()) continue;  // refused, or too large to simulate
+            rows.push_back({std::string(a->name), pr.us, chosen});
+          }
+          if (o.csv) {
+            for (const Row& r : rows) {
+              std::printf("%s,%d,%d,%llu,%s,", std::string(collective_name(coll)).c_str(), p,
+                          topo.nnodes, static_cast<unsigned long long>(bytes), r.algorithm.c_str());
+              if (r.us) std::printf("%.3f", *r.us);
+              std::printf(",%d\n", r.chosen ? 1 : 0);
+            }
+            continue;
+          }
+          const Row* best = nullptr;
+          const Row* chosen = nullptr;
+          for (const Row& r : rows) {
+            if (r.us && (!best || *r.us < *best->us)) best = &r;
+            if (r.chosen) chosen = &r;
+          }
+          if (!best) continue;
+          std::printf("%-15s %6d %5d %9s  %-24s %12.2f  %-24s ",
+                      std::string(collective_name(coll)).c_str(), p, topo.nnodes,
+                      apps::human_bytes(bytes).c_str(), best->algorithm.c_str(), *best->us,
+                      chosen ? chosen->algorithm.c_str() : "(not modelled)");
+          if (chosen && chosen->us)
+            std::printf("%12.2f %6.2f\n", *chosen->us, *chosen->us / *best->us);
+          else
+            std::printf("%12s %6s\n", "-", "-");
+        }
+      }
+    }
+    return 0;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "tutti-sim: %s\n", e.what());
+    return 1;
+  }
+}

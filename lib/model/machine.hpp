@@ -1,0 +1,37 @@
+// A machine description for the cost model (model/predict.hpp): what a
+// message costs inside a node and between nodes, how many NICs a node has,
+// and how fast a rank reduces and copies. Read from a small TOML file (the
+// subset it needs: [sections] and numeric keys, so no TOML library is needed)
+// (docs/SCALE.md documents it, with an InfiniBand HDR example); the defaults
+// are this project's test machine and its emulated cluster.
+#pragma once
+
+#include <string>
+
+namespace tutti::model {
+
+struct LinkCost {
+  double alpha_us = 0;        // latency of one message
+  double bytes_per_us = 1e3;  // bandwidth (1e3 bytes/us = 1 GB/s)
+};
+
+struct Machine {
+  // Between ranks of one node (shared memory through UCX or the segment).
+  LinkCost intra{0.5, 5e3};
+  // Between nodes, per NIC (the emulated cluster: TCP over veth).
+  LinkCost inter{25.0, 1.2e3};
+  int nics_per_node = 1;
+  double reduce_bytes_per_us = 4e3;  // one rank's reduction of two operands
+  double copy_bytes_per_us = 8e3;    // one rank's local copy
+  // Messages up to this size are eager: the send completes once injected,
+  // without waiting for the receive to be posted.
+  double eager_bytes = 8192;
+};
+
+// Reads a machine description; keys missing from the file keep their
+// defaults. Throws Error(TUTTI_ERR_INVALID_ARGUMENT) naming the file, line
+// and key on anything it does not understand.
+Machine load_machine(const std::string& path);
+Machine parse_machine(const std::string& text, const std::string& origin);
+
+}  // namespace tutti::model

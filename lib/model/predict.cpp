@@ -1,0 +1,266 @@
+#include "model/predict.hpp"
+
+#include <algorithm>
+#include <queue>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "base/status.hpp"
+#include "engine/schedule.hpp"
+#include "node/node_memory.hpp"
+
+namespace tutti::model {
+namespace {
+
+// One message between two ranks: the k-th from src to dst.
+struct MessageKey {
+  int src, dst;
+  uint32_t index;
+  bool operator==(const MessageKey&) const = default;
+};
+struct MessageKeyHash {
+  size_t operator()(const MessageKey& k) const {
+    return (static_cast<size_t>(k.src) * 0x9E3779B97F4A7C15ull) ^
+           (static_cast<size_t>(k.dst) << 24) ^ k.index;
+  }
+};
+
+// The side of a message that was posted first, waiting for the other.
+struct Posted {
+  double time = 0;       // when it was posted
+  double arrival = -1;   // eager send: when its data is at the receiver
+  size_t reduce_bytes = 0;  // receive: bytes reduced on arrival
+};
+
+struct RankState {
+  Schedule schedule;
+  size_t round = 0;
+  uint32_t outstanding = 0;
+  double round_done = 0;
+  double finished = -1;
+  std::unordered_map<int, uint32_t> signals, waits;  // shared-memory flags, numbered per peer
+};
+
+class VirtualRun {
+ public:
+  VirtualRun(const Topology& topo, const Machine& m) : topo_(topo), m_(m) {
+    const int nodes = std::max(1, topo.nnodes);
+    egress_.assign(static_cast<size_t>(nodes * m.nics_per_node), 0);
+    ingress_ = egress_;
+    rank_out_.assign(static_cast<size_t>(topo.nranks), 0);
+    rank_in_ = rank_out_;
+  }
+
+  Prediction run(std::vector<RankState>& ranks) {
+    ranks_ = &ranks;
+    for (size_t r = 0; r < ranks.size(); ++r) schedule_round(static_cast<int>(r), 0);
+    while (!events_.empty()) {
+      const auto [time, rank] = events_.top();
+      events_.pop();
+      post_round(rank, time);
+    }
+    Prediction p;
+    for (size_t r = 0; r < ranks.size(); ++r) {
+      if (ranks[r].finished < 0) {
+        p.error = str("rank ", r, " never finished round ", ranks[r].round,
+                      " (its schedule waits for a message no rank sends)");
+        return p;
+      }
+      p.us = std::max(p.us, ranks[r].finished);
+      p.max_rounds = std::max(p.max_rounds, ranks[r].schedule.rounds.size());
+    }
+    p.messages = messages_;
+    return p;
+  }
+
+ private:
+  using Event = std::pair<double, int>;  // (time, rank): the rank posts its round's messages
+
+  // The round's local steps run first; its messages are posted after them.
+  void schedule_round(int rank, double start) {
+    RankState& s = (*ranks_)[static_cast<size_t>(rank)];
+    if (s.round == s.schedule.rounds.size()) {
+      s.finished = start;
+      return;
+    }
+    const Round& round = s.schedule.rounds[s.round];
+    double local = 0;
+    for (uint32_t i = round.begin; i < round.comm_begin; ++i) {
+      const Step& step = s.schedule.steps[i];
+      local += static_cast<double>(step.bytes) /
+               (step.kind == StepKind::Copy ? m_.copy_bytes_per_us : m_.reduce_bytes_per_us);
+    }
+    events_.push({start + local, rank});
+  }
+
+  void post_round(int rank, double now) {
+    RankState& s = (*ranks_)[static_cast<size_t>(rank)];
+    const Round& round = s.schedule.rounds[s.round];
+    s.outstanding = round.end - round.comm_begin;
+    s.round_done = now;
+    if (s.outstanding == 0) {
+      end_round(rank);
+      return;
+    }
+    for (uint32_t i = round.comm_begin; i < round.end; ++i) {
+      const Step& step = s.schedule.steps[i];
+      switch (step.kind) {
+        case StepKind::Send:
+          post_send({rank, step.peer, step.msg_index}, step.bytes, now);
+          break;
+        case StepKind::ShmSignal:
+          post_send({rank, step.peer, s.signals[step.peer]++}, step.bytes, now);
+          break;
+        case StepKind::Recv:
+          post_recv({step.peer, rank, step.msg_index}, step.bytes, 0, now);
+          break;
+        case StepKind::RecvReduce:
+          post_recv({step.peer, rank, step.msg_index}, step.bytes, step.bytes, now);
+          break;
+        case StepKind::ShmWait:
+          post_recv({step.peer, rank, s.waits[step.peer]++}, step.bytes, 0, now);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  bool eager(size_t bytes) const { return static_cast<double>(bytes) <= m_.eager_bytes; }
+
+  // Puts the message on its links from `depart`; returns (when the sender's
+  // side is done, when the data is at the receiver).
+  std::pair<double, double> transfer(const MessageKey& k, size_t bytes, double depart) {
+    ++messages_;
+    const auto src = static_cast<size_t>(k.src), dst = static_cast<size_t>(k.dst);
+    const bool same_node = topo_.node_of_rank[src] == topo_.node_of_rank[dst];
+    const LinkCost& link = same_node ? m_.intra : m_.inter;
+    double* out;
+    double* in;
+    if (same_node) {
+      out = &rank_out_[src];
+      in = &rank_in_[dst];
+    } else {
+      // A rank's messages leave through NIC (its index on the node) mod nics.
+      const int nics = m_.nics_per_node;
+      out = &egress_[static_cast<size_t>(topo_.node_of_rank[src] * nics + k.src % nics)];
+      in = &ingress_[static_cast<size_t>(topo_.node_of_rank[dst] * nics + k.dst % nics)];
+    }
+    const double wire = static_cast<double>(bytes) / link.bytes_per_us;
+    const double start = std::max({depart, *out, *in});
+    *out = *in = start + wire;
+    return {start + wire, start + link.alpha_us + wire};
+  }
+
+  void post_send(const MessageKey& k, size_t bytes, double now) {
+    auto it = recvs_.find(k);
+    if (eager(bytes)) {
+      const auto [sent, arrival] = transfer(k, bytes, now);
+      complete(k.src, sent);
+      if (it != recvs_.end()) {
+        complete(k.dst, std::max(arrival, it->second.time) + reduce_cost(it->second.reduce_bytes));
+        recvs_.erase(it);
+      } else {
+        sends_[k] = Posted{now, arrival, 0};
+      }
+      return;
+    }
+    if (it == recvs_.end()) {
+      sends_[k] = Posted{now, -1, 0};
+      return;
+    }
+    const Posted r = it->second;
+    recvs_.erase(it);
+    const auto [sent, arrival] = transfer(k, bytes, now);
+    (void)sent;
+    complete(k.src, arrival);  // rendezvous: done once delivered
+    complete(k.dst, arrival + reduce_cost(r.reduce_bytes));
+  }
+
+  void post_recv(const MessageKey& k, size_t bytes, size_t reduce_bytes, double now) {
+    auto it = sends_.find(k);
+    if (it == sends_.end()) {
+      recvs_[k] = Posted{now, -1, reduce_bytes};
+      return;
+    }
+    const Posted s = it->second;
+    sends_.erase(it);
+    if (s.arrival >= 0) {  // eager: the data is on its way or there
+      complete(k.dst, std::max(s.arrival, now) + reduce_cost(reduce_bytes));
+      return;
+    }
+    const auto [sent, arrival] = transfer(k, bytes, now);
+    (void)sent;
+    complete(k.src, arrival);
+    complete(k.dst, arrival + reduce_cost(reduce_bytes));
+  }
+
+  double reduce_cost(size_t bytes) const {
+    return static_cast<double>(bytes) / m_.reduce_bytes_per_us;
+  }
+
+  void complete(int rank, double time) {
+    RankState& s = (*ranks_)[static_cast<size_t>(rank)];
+    s.round_done = std::max(s.round_done, time);
+    if (--s.outstanding == 0) end_round(rank);
+  }
+
+  void end_round(int rank) {
+    RankState& s = (*ranks_)[static_cast<size_t>(rank)];
+    ++s.round;
+    schedule_round(rank, s.round_done);
+  }
+
+  const Topology& topo_;
+  const Machine& m_;
+  std::vector<RankState>* ranks_ = nullptr;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::unordered_map<MessageKey, Posted, MessageKeyHash> sends_, recvs_;
+  std::vector<double> egress_, ingress_;      // per (node, NIC): busy until
+  std::vector<double> rank_out_, rank_in_;    // per rank, inside a node
+  size_t messages_ = 0;
+};
+
+}  // namespace
+
+Topology model_topology(int nranks, int ranks_per_node) {
+  Topology t;
+  t.nranks = nranks;
+  ranks_per_node = std::max(1, std::min(ranks_per_node, nranks));
+  t.nnodes = (nranks + ranks_per_node - 1) / ranks_per_node;
+  t.max_ranks_per_node = ranks_per_node;
+  t.node_of_rank.resize(static_cast<size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) t.node_of_rank[static_cast<size_t>(r)] = r / ranks_per_node;
+  if (t.nnodes == 1) t.shared_bytes = default_node_memory_bytes(nranks);
+  return t;
+}
+
+Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                   const Machine& machine, size_t max_steps) {
+  Prediction p;
+  if (algo.is_mpi()) {
+    p.error = "the MPI library's own collective is not modelled";
+    return p;
+  }
+  if (auto why = algo.refuse(args, topo)) {
+    p.error = *why;
+    return p;
+  }
+  std::vector<RankState> ranks(static_cast<size_t>(topo.nranks));
+  size_t steps = 0;
+  for (int r = 0; r < topo.nranks; ++r) {
+    ScheduleBuilder b(args, r, topo);
+    algo.build(b);
+    ranks[static_cast<size_t>(r)].schedule = b.finish();
+    steps += ranks[static_cast<size_t>(r)].schedule.steps.size();
+    if (steps > max_steps) {
+      p.error = str("more than ", max_steps, " steps in all (", topo.nranks,
+                    " ranks): too large to simulate exactly");
+      return p;
+    }
+  }
+  return VirtualRun(topo, machine).run(ranks);
+}
+
+}  // namespace tutti::model

@@ -1,0 +1,37 @@
+// The cost model: an algorithm's predicted time for one call, found by
+// running every rank's schedule in virtual time rather than from a formula
+// per algorithm. Each message costs alpha + bytes/beta of the link it
+// crosses (inside a node, or between nodes through one of the node's NICs),
+// messages that share a port or a NIC queue behind each other (contention),
+// a reduction costs bytes/gamma and a local copy bytes over the copy
+// bandwidth. Small messages are eager (the send is done once injected);
+// larger ones start when both sides have posted (rendezvous).
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "algos/registry.hpp"
+#include "base/topology.hpp"
+#include "engine/coll_args.hpp"
+#include "model/machine.hpp"
+
+namespace tutti::model {
+
+struct Prediction {
+  double us = 0;       // when the last rank finishes, from a common start
+  std::string error;   // set when it could not be predicted (refused, too large)
+  size_t messages = 0;
+  size_t max_rounds = 0;
+};
+
+// Every rank's schedule is built and run exactly; beyond `max_steps` steps
+// in all the prediction is refused (error set) rather than slow.
+Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                   const Machine& machine, size_t max_steps = size_t{40} << 20);
+
+// A communicator of `nranks` ranks, `ranks_per_node` to a node (the last
+// node may have fewer); one node gets a shared segment of the default size.
+Topology model_topology(int nranks, int ranks_per_node);
+
+}  // namespace tutti::model

@@ -1,0 +1,151 @@
+// The cost model (model/predict.hpp): every algorithm's schedules run to
+// the end in virtual time at 1-9 ranks and across nodes; the predictions
+// agree with the textbook costs where those are exact (ring allreduce,
+// recursive doubling, binomial bcast); contention on a node's NICs counts;
+// machine descriptions are parsed, and refused with the line and key.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <string>
+
+#include "algos/registry.hpp"
+#include "base/status.hpp"
+#include "model/predict.hpp"
+
+namespace tutti::testing {
+namespace {
+
+// Messages between nodes only (one rank per node), no compute cost unless
+// asked: the textbook alpha-beta setting.
+model::Machine network_only(double alpha_us, double gbps) {
+  model::Machine m;
+  m.inter = {alpha_us, gbps * 1e3};
+  m.intra = {alpha_us, gbps * 1e3};
+  m.reduce_bytes_per_us = 1e12;
+  m.copy_bytes_per_us = 1e12;
+  m.eager_bytes = 0;
+  return m;
+}
+
+double predict_us(Collective coll, std::string_view algo, size_t bytes, int p, int per_node,
+                  const model::Machine& m) {
+  const algos::Algorithm* a = algos::find_algorithm(coll, algo);
+  REQUIRE(a);
+  CollArgs args{.coll = coll, .dtype = Datatype::Float32, .op = Op::Sum};
+  args.count = count_for_message_bytes(coll, bytes, args.dtype, p);
+  const model::Prediction pr = model::predict(*a, args, model::model_topology(p, per_node), m);
+  INFO(algo << " p=" << p << " bytes=" << bytes << ": " << pr.error);
+  REQUIRE(pr.error.empty());
+  return pr.us;
+}
+
+}  // namespace
+
+TEST_CASE("model: every algorithm's schedules finish in virtual time", "[model]") {
+  const model::Machine m;
+  for (int p = 1; p <= 9; ++p) {
+    for (int per_node : {p, 2, 1}) {
+      const Topology topo = model::model_topology(p, per_node);
+      for (const algos::Algorithm& a : algos::all_algorithms()) {
+        if (a.is_mpi() || a.coll == Collective::Alltoallv) continue;
+        for (size_t bytes : {size_t{8}, size_t{65536} + 4 * 7}) {
+          CollArgs args{.coll = a.coll, .dtype = Datatype::Float32, .op = Op::Sum,
+                        .root = p - 1};
+          args.count = count_for_message_bytes(a.coll, bytes, args.dtype, p);
+          if (a.refuse(args, topo)) continue;
+          const model::Prediction pr = model::predict(a, args, topo, m);
+          INFO(collective_name(a.coll) << " " << a.name << " p=" << p << " per node " << per_node
+                                       << " bytes=" << bytes << ": " << pr.error);
+          CHECK(pr.error.empty());
+          CHECK(std::isfinite(pr.us));
+          CHECK(pr.us >= 0);
+          if (p > 1 && args.count > 0) CHECK(pr.us > 0);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("model: ring allreduce costs 2(p-1)(alpha + n/(p beta)), flat in p for large n", "[model]") {
+  const double alpha = 2.0, gbps = 10.0;
+  const model::Machine m = network_only(alpha, gbps);
+  const size_t n = size_t{64} << 20;
+  double last = 0;
+  for (int p : {4, 8, 16, 64}) {
+    const double want = 2.0 * (p - 1) * (alpha + static_cast<double>(n) / p / (gbps * 1e3));
+    const double got = predict_us(Collective::Allreduce, "ring", n, p, 1, m);
+    INFO("p=" << p << " predicted " << got << " us, textbook " << want << " us");
+    // Chunked messages pay alpha per chunk: at most a few percent here.
+    CHECK(got >= want * 0.99);
+    CHECK(got <= want * 1.10);
+    // Flat in p once (p-1)/p is near 1 (the literature's check, from 16 ranks).
+    if (p > 16) CHECK(std::abs(got / last - 1) < 0.10);
+    last = got;
+  }
+}
+
+TEST_CASE("model: recursive doubling at 8 B costs log2(p) alpha; binomial bcast log2(p) messages", "[model]") {
+  const double alpha = 5.0;
+  const model::Machine m = network_only(alpha, 10.0);
+  for (int p : {2, 8, 64, 256}) {
+    const double steps = std::log2(p);
+    const double rd = predict_us(Collective::Allreduce, "recursive_doubling", 8, p, 1, m);
+    INFO("p=" << p << " recursive doubling " << rd);
+    CHECK(rd == Approx(steps * alpha).epsilon(0.02));
+    const double tree = predict_us(Collective::Bcast, "tree", 8, p, 1, m);
+    INFO("binomial bcast " << tree);
+    CHECK(tree == Approx(steps * alpha).epsilon(0.02));
+  }
+}
+
+TEST_CASE("model: messages through one NIC queue; a second NIC halves the wait", "[model]") {
+  model::Machine m = network_only(1.0, 1.0);
+  m.intra = {0.1, 1e6};  // inside a node: nearly free
+  // 2 nodes of 4 ranks: in alltoall every rank sends 4 blocks to the other node.
+  const size_t bytes = size_t{4} << 20;
+  m.nics_per_node = 1;
+  const double one = predict_us(Collective::Alltoall, "pairwise", bytes, 8, 4, m);
+  m.nics_per_node = 2;
+  const double two = predict_us(Collective::Alltoall, "pairwise", bytes, 8, 4, m);
+  INFO("1 NIC " << one << " us, 2 NICs " << two << " us");
+  // Half of each rank's blocks stay on its node, and those do not queue.
+  CHECK(two < 0.7 * one);
+  CHECK(two > 0.4 * one);
+}
+
+TEST_CASE("model: machine descriptions", "[model]") {
+  const model::Machine m = model::parse_machine(
+      "# an HDR node\n[intra]\nalpha_us = 0.3\nbeta_gbps = 20\n[inter]\nalpha_us = 1.5 # us\n"
+      "beta_gbps = 25\nnics = 4\n[compute]\nreduce_gbps = 12\ncopy_gbps = 20\n[protocol]\n"
+      "eager_bytes = 16384\n",
+      "hdr.toml");
+  CHECK(m.intra.alpha_us == 0.3);
+  CHECK(m.intra.bytes_per_us == 20e3);
+  CHECK(m.inter.alpha_us == 1.5);
+  CHECK(m.inter.bytes_per_us == 25e3);
+  CHECK(m.nics_per_node == 4);
+  CHECK(m.reduce_bytes_per_us == 12e3);
+  CHECK(m.copy_bytes_per_us == 20e3);
+  CHECK(m.eager_bytes == 16384);
+  const auto refused = [](const std::string& text, const std::string& piece) {
+    try {
+      model::parse_machine(text, "m.toml");
+    } catch (const Error& e) {
+      INFO(e.what());
+      CHECK(e.status() == TUTTI_ERR_INVALID_ARGUMENT);
+      CHECK(std::string(e.what()).find(piece) != std::string::npos);
+      return;
+    }
+    FAIL("accepted: " << text);
+  };
+  refused("[inter]\nalpha = 3\n", "m.toml:2: unknown key 'inter.alpha'");
+  refused("[inter]\nbeta_gbps = 0\n", "inter.beta_gbps must be > 0");
+  refused("[intra]\nalpha_us = -1\n", "expected a number >= 0");
+  refused("[intra]\nalpha_us = fast\n", "expected a number >= 0");
+  refused("[gpu]\n", "unknown section [gpu]");
+  refused("[intra\n", "unclosed section");
+  refused("alpha_us\n", "expected 'key = value'");
+  CHECK_THROWS_AS(model::load_machine("/nonexistent/machine.toml"), Error);
+}
+
+}  // namespace tutti::testing
