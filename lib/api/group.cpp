@@ -30,7 +30,6 @@ void start() { ++open_group.depth; }
 bool is_open() { return open_group.depth > 0; }
 
 void record(tutti_comm_t comm, GroupedCall call, tutti_request_t* req) {
-  call.own_counts();
   tutti_request_t r = nullptr;
   if (req) {
     r = open_request(comm, nullptr);
@@ -63,7 +62,6 @@ Status end() {
     for (Recorded& c : calls) {
       if (c.comm != comm) continue;
       mine.push_back(std::move(c.call));
-      mine.back().own_counts();
       owners.push_back(&c);
     }
     const std::vector<std::shared_ptr<Operation>> ops = comm->impl->start_group(mine);

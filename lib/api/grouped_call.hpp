@@ -28,7 +28,8 @@ struct GroupedCall {
   int peer = -1, tag = -1;
   MemoryType mem = MemoryType::Host;
 
-  // Points args' alltoallv spans at `vcounts` (after a copy or move).
+  // Points args' alltoallv spans at `vcounts`; Comm::start_grouped does it
+  // just before the call starts, whatever copies or moves came before.
   void own_counts() {
     if (args.coll != Collective::Alltoallv || kind != Kind::Collective) return;
     args.send_counts = vcounts[0];
