@@ -100,7 +100,7 @@ cudaStream_t stream() {
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   DeviceState& s = state_locked(r, device);
-  if (!s.stream) check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  if (!s.stream) check(cudaStreamCreateWithFlags(&s.stream, cudaStreamDefault), "cudaStreamCreate");
   return s.stream;
 }
 

@@ -50,9 +50,12 @@ struct DeviceProps {
 // Cached per device; throws Error.
 const DeviceProps& device_props(int device);
 
-// tutti's stream on the current device: created on first use with
-// cudaStreamNonBlocking (no implicit synchronisation with the legacy default
-// stream) and kept for the life of the process. Throws Error.
+// tutti's stream on the current device: created on first use and kept for
+// the life of the process. It is a blocking stream (it synchronises with the
+// legacy default stream): a cudaMemcpy from pageable memory returns before its
+// DMA has reached the device, and tutti must not read a buffer such a copy is
+// still writing (seen on the first H200 run: stale tails and whole stale
+// elements until the stream waited for it). Throws Error.
 cudaStream_t stream();
 
 // Makes `device` current for a scope, if it is not already.

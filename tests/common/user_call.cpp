@@ -119,6 +119,10 @@ DeviceBuffers::~DeviceBuffers() {
 void DeviceBuffers::upload() {
   if (send_base_) check_cuda(cudaMemcpy(send_, host_.send_.data(), host_.send_.size(), cudaMemcpyHostToDevice), "upload");
   if (recv_base_) check_cuda(cudaMemcpy(recv_, host_.recv_.data(), host_.recv_.size(), cudaMemcpyHostToDevice), "upload");
+  // cudaMemcpy from pageable memory may return before the data has reached
+  // the device: the buffers are ready only after a synchronisation (the rule
+  // docs/CUDA.md gives users).
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
 void DeviceBuffers::download() {

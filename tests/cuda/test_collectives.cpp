@@ -168,6 +168,7 @@ TEST_CASE("point-to-point on device buffers", "[p2p]") {
     CUDA_REQUIRE(cudaMalloc(&dout, n * sizeof(float) + 4));
     CUDA_REQUIRE(cudaMalloc(&din, n * sizeof(float) + 4));
     CUDA_REQUIRE(cudaMemcpy(dout, out.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_REQUIRE(cudaDeviceSynchronize());  // a pageable upload may still be in flight
     tutti_request_t rr = nullptr, sr = nullptr;
     int st = tutti_irecv(din, n, TUTTI_FLOAT32, prev, 5, world(), &rr);
     if (st == TUTTI_SUCCESS) st = tutti_isend(dout, n, TUTTI_FLOAT32, next, 5, world(), &sr);

@@ -65,6 +65,7 @@ long run_reduce(ElemType type, ReduceKind k, size_t n, const size_t (&off)[4], b
     char* p1 = two_outputs ? d1.base + off[1] : nullptr;
     CUDA_REQUIRE(cudaMemcpy(pa, a.data(), bytes, cudaMemcpyHostToDevice));
     CUDA_REQUIRE(cudaMemcpy(pb, b.data(), bytes, cudaMemcpyHostToDevice));
+    CUDA_REQUIRE(cudaDeviceSynchronize());  // a pageable upload may still be in flight
     cuda::ReduceLaunch l;
     l.out0 = p0;
     l.out1 = p1;
@@ -128,6 +129,7 @@ TEST_CASE("divide kernel equals the host functor", "[kernels]") {
             DeviceBuffer dev(bytes);
             char* p = dev.base + off;
             CUDA_REQUIRE(cudaMemcpy(p, in.data(), bytes, cudaMemcpyHostToDevice));
+            CUDA_REQUIRE(cudaDeviceSynchronize());
             REQUIRE(cuda::enqueue_divide(p, p, n, static_cast<ElemType>(t), d, cuda::stream(),
                                          1) == 0);
             CUDA_REQUIRE(cudaStreamSynchronize(cuda::stream()));
