@@ -35,7 +35,10 @@ inline size_t shm_slot_bytes(size_t capacity, int nranks, size_t chunk_bytes, si
 
 inline Refusal refuse_shm(const CollArgs& a, const Topology& topo, size_t slots_per_rank) {
   if (topo.nnodes != 1) return "needs all ranks on one node";
-  if (a.memory != MemoryType::Host) return "host memory only";
+  // No refusal of device memory: the memory kinds of one call may differ
+  // between ranks (a device receive buffer only at a reduce's root), so a
+  // refusal here would split the ranks between algorithms. A call on device
+  // buffers runs a shared-memory schedule on host copies (Comm::launch).
   if (topo.shared_bytes == 0) return "no shared-memory segment (TUTTI_SHM_BYTES=0 or unavailable)";
   const size_t chunk = a.params.chunk_bytes ? a.params.chunk_bytes : kDefaultChunkBytes;
   if (shm_slot_bytes(topo.shared_bytes, topo.nranks, chunk, slots_per_rank) < kMinShmSlot)

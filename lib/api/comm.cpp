@@ -337,9 +337,14 @@ std::shared_ptr<Operation> Comm::launch(const CollArgs& in_args, const Plan& pla
   std::shared_ptr<Operation> op;
 #if TUTTI_HAVE_CUDA
   if (in_args.memory == MemoryType::Cuda || ordered_by_cuda()) {
-    // The MPI library gets host memory (it need not be CUDA-aware); tutti's
-    // schedules run where the buffers are, on the device if either is.
-    const MemoryType run_mem = plan.algorithm->is_mpi() ? MemoryType::Host : in_args.memory;
+    // The MPI library gets host memory (it need not be CUDA-aware), and so do
+    // schedules through the shared segment (host memory, which the engine
+    // does not copy to or from the device); other schedules run where the
+    // buffers are, on the device if either is. The choice depends on the
+    // algorithm alone, never on this rank's memory, so that ranks whose
+    // buffers differ in kind still run the same algorithm.
+    const bool host_only = plan.algorithm->is_mpi() || (plan.schedule && plan.schedule->uses_shared);
+    const MemoryType run_mem = host_only ? MemoryType::Host : in_args.memory;
     const cuda::CallSpec spec = cuda::collective_spec(in_args, rank_, size_, in, out, in_mem,
                                                       out_mem, run_mem, stream_);
     // Copies: the call may start later, after the plan cache has changed.

@@ -85,12 +85,10 @@ TEST_CASE("every algorithm on device buffers", "[collectives]") {
       REQUIRE(tutti_comm_force_algorithm(world(), name.c_str(), std::string(algo->name).c_str()) ==
               TUTTI_SUCCESS);
       sweep.forced = algo->name;
-      // The shared-memory algorithms move host memory only: on device
-      // buffers they refuse (lib/algos/shm_common.hpp), and the call runs
-      // elsewhere. A barrier has no buffers, so its shm runs, except on one
-      // rank, which has no shared segment.
-      sweep.refusal_expected =
-          algo->name == "shm" && (coll != Collective::Barrier || world_size() == 1);
+      // The shared-memory algorithms run on host copies of device buffers
+      // (Comm::launch); they refuse only on one rank, which has no shared
+      // segment.
+      sweep.refusal_expected = algo->name == "shm" && world_size() == 1;
       if (coll == Collective::Barrier) {
         sweep.run(make(coll, 0, Datatype::Uint8, Op::Sum, false, 0), ++seed, {}, false);
         continue;
