@@ -8,7 +8,8 @@ extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRe
     kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceLeader;
 extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduceLeader;
 extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader;
-extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm;
+extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm,
+    kAllgatherLeader;
 extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm;
 extern const Algorithm kGatherTree, kGatherLinear;
 extern const Algorithm kScatterTree, kScatterLinear;
@@ -25,6 +26,7 @@ const Algorithm* const kRegistry[] = {
     &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader,
     &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader,
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,
+    &kAllgatherLeader,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,
     &kGatherTree, &kGatherLinear,
     &kScatterTree, &kScatterLinear,

@@ -225,6 +225,14 @@ const TuningTable& builtin_tuning() {
     // 0.55-1.0 for the tree and 0.5-2.1 for recursive halving; bcast
     // "leader" matches the tree at root 0 (the same edges there) and
     // scatter_allgather took 1.3-5x Open MPI's time.
+    // allgather through one leader per node from 3 nodes: 4 x 2, 2026-11-26,
+    // one job per algorithm (tutti-bench --compare-mpi, 8 ranks on 2 cores):
+    // "leader" 116-134 us at 32 B-8 KiB and 234-572 us at 32-128 KiB, against
+    // 168-267 and 314-923 for recursive doubling, 206-265 and 289-1134 for
+    // Bruck (Open MPI 124-224 and 224-770). On 2 nodes recursive doubling
+    // already crosses between nodes once (27 against 29 us at 32 B on 2 x 2)
+    // and keeps the flat rules.
+    add(Collective::Allgather, 0, 128 * K, "leader").nodes = {3, kAny};
     add(Collective::Bcast, 0, kAny, "leader").nodes = {2, kAny};
     add(Collective::Reduce, 0, kAny, "leader").nodes = {2, kAny};
     // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes
