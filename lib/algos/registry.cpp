@@ -10,7 +10,8 @@ extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduce
 extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm,
     kAllgatherLeader;
-extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm;
+extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm,
+    kReduceScatterLeader;
 extern const Algorithm kGatherTree, kGatherLinear;
 extern const Algorithm kScatterTree, kScatterLinear;
 extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm;
@@ -28,6 +29,7 @@ const Algorithm* const kRegistry[] = {
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,
     &kAllgatherLeader,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,
+    &kReduceScatterLeader,
     &kGatherTree, &kGatherLinear,
     &kScatterTree, &kScatterLinear,
     &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm,

@@ -233,6 +233,12 @@ const TuningTable& builtin_tuning() {
     // already crosses between nodes once (27 against 29 us at 32 B on 2 x 2)
     // and keeps the flat rules.
     add(Collective::Allgather, 0, 128 * K, "leader").nodes = {3, kAny};
+    // reduce_scatter through one leader per node: 2 x 2, 2026-11-26, one job
+    // per algorithm (tutti-bench --compare-mpi): "leader" 19-42 us at 32 B-32
+    // KiB and 123 at 128 KiB, against 30-67 and 149 for recursive halving
+    // (Open MPI 29-47 and 138). On 4 x 2 (8 ranks on 2 cores, noisy) it
+    // wins at 128 B-2 KiB and 32-128 KiB and loses at 32 B and 8 KiB.
+    add(Collective::ReduceScatter, 0, 256 * K, "leader").nodes = {2, kAny};
     add(Collective::Bcast, 0, kAny, "leader").nodes = {2, kAny};
     add(Collective::Reduce, 0, kAny, "leader").nodes = {2, kAny};
     // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes
