@@ -19,26 +19,12 @@
 //             round of which may cross between nodes.
 //   Any rank count, count and topology (uneven nodes, any rank order); on
 //   one node it is a gather to rank 0 and a broadcast.
-#include <functional>
-
 #include "algos/binomial.hpp"
 #include "algos/node_groups.hpp"
 #include "algos/registry.hpp"
 
 namespace tutti::algos {
 namespace {
-
-// Calls f(first, count) for every run of consecutive ranks in `ranks`
-// (ascending), so that a node numbered consecutively moves in one message.
-void for_each_run(const std::vector<int>& ranks, const std::function<void(int, int)>& f) {
-  size_t i = 0;
-  while (i < ranks.size()) {
-    size_t j = i + 1;
-    while (j < ranks.size() && ranks[j] == ranks[j - 1] + 1) ++j;
-    f(ranks[i], static_cast<int>(j - i));
-    i = j;
-  }
-}
 
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
@@ -63,8 +49,12 @@ void build(ScheduleBuilder& b) {
       if (node == g.my_node) continue;
       const std::vector<int>& theirs = g.ranks_of_node[static_cast<size_t>(node)];
       const int peer = theirs.front();
-      for_each_run(mine, [&](int first, int count) { b.send(peer, block(first), count * m); });
-      for_each_run(theirs, [&](int first, int count) { b.recv(peer, block(first), count * m); });
+      for_each_run(mine, [&](int first, int count, int) {
+        b.send(peer, block(first), static_cast<size_t>(count) * m);
+      });
+      for_each_run(theirs, [&](int first, int count, int) {
+        b.recv(peer, block(first), static_cast<size_t>(count) * m);
+      });
     }
     b.end_round();
   }

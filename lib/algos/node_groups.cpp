@@ -60,4 +60,15 @@ NodeGroups node_groups_of(const Topology& topo, int rank) {
   return g;
 }
 
+void for_each_run(const std::vector<int>& ranks,
+                  const std::function<void(int first, int count, int offset)>& f) {
+  size_t i = 0;
+  while (i < ranks.size()) {
+    size_t j = i + 1;
+    while (j < ranks.size() && ranks[j] == ranks[j - 1] + 1) ++j;
+    f(ranks[i], static_cast<int>(j - i), static_cast<int>(i));
+    i = j;
+  }
+}
+
 }  // namespace tutti::algos

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "base/topology.hpp"
@@ -37,5 +38,12 @@ struct NodeGroups {
 
 // Nodes that hold no rank of the communicator are dropped.
 NodeGroups node_groups_of(const Topology& topo, int rank);
+
+// Calls f(first, count, offset) for every run of consecutive ranks in
+// `ranks` (ascending), offset counting the ranks of earlier runs: a node
+// whose ranks are numbered consecutively (mpirun's default) is one run, so
+// its blocks move in one message.
+void for_each_run(const std::vector<int>& ranks,
+                  const std::function<void(int first, int count, int offset)>& f);
 
 }  // namespace tutti::algos

@@ -22,7 +22,6 @@
 //             which may cross between nodes.
 //   Any rank count, count, op and topology (uneven nodes, any rank order).
 #include <algorithm>
-#include <functional>
 
 #include "algos/binomial_reduce.hpp"
 #include "algos/node_groups.hpp"
@@ -30,18 +29,6 @@
 
 namespace tutti::algos {
 namespace {
-
-// Calls f(first, count, offset) for every run of consecutive ranks in
-// `ranks` (ascending); offset counts the ranks of earlier runs.
-void for_each_run(const std::vector<int>& ranks, const std::function<void(int, int, int)>& f) {
-  size_t i = 0;
-  while (i < ranks.size()) {
-    size_t j = i + 1;
-    while (j < ranks.size() && ranks[j] == ranks[j - 1] + 1) ++j;
-    f(ranks[i], static_cast<int>(j - i), static_cast<int>(i));
-    i = j;
-  }
-}
 
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
