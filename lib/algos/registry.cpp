@@ -12,11 +12,12 @@ extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBr
     kAllgatherLeader;
 extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm,
     kReduceScatterLeader;
-extern const Algorithm kGatherTree, kGatherLinear;
-extern const Algorithm kScatterTree, kScatterLinear;
-extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm;
+extern const Algorithm kGatherTree, kGatherLinear, kGatherShm;
+extern const Algorithm kScatterTree, kScatterLinear, kScatterShm;
+extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm,
+    kAlltoallLeader;
 extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear;
-extern const Algorithm kBarrierDissemination, kBarrierShm;
+extern const Algorithm kBarrierDissemination, kBarrierShm, kBarrierLeader;
 extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpiReduceScatter,
     kMpiGather, kMpiScatter, kMpiAlltoall, kMpiAlltoallv, kMpiBarrier;
 
@@ -30,11 +31,11 @@ const Algorithm* const kRegistry[] = {
     &kAllgatherLeader,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,
     &kReduceScatterLeader,
-    &kGatherTree, &kGatherLinear,
-    &kScatterTree, &kScatterLinear,
-    &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm,
+    &kGatherTree, &kGatherLinear, &kGatherShm,
+    &kScatterTree, &kScatterLinear, &kScatterShm,
+    &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm, &kAlltoallLeader,
     &kAlltoallvPairwise, &kAlltoallvLinear,
-    &kBarrierDissemination, &kBarrierShm,
+    &kBarrierDissemination, &kBarrierShm, &kBarrierLeader,
     // The MPI library's own collectives: the fallback for every collective.
     &kMpiAllreduce, &kMpiReduce, &kMpiBcast, &kMpiAllgather, &kMpiReduceScatter, &kMpiGather,
     &kMpiScatter, &kMpiAlltoall, &kMpiAlltoallv, &kMpiBarrier,

@@ -205,6 +205,15 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::ReduceScatter, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Alltoall, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Barrier, 0, kAny, "shm", 0);
+    // gather and scatter through the segment: 2 ranks, 2026-11-26, one
+    // tutti-bench --compare-mpi job per algorithm, root 1: gather "shm"
+    // 0.45-0.53 us at 8-128 B and 1.1-1.3x Open MPI's speed from 32 KiB to
+    // 8 MiB, where the tree (UCX messages) took 0.76-0.80 us and 2.4-5.6 us
+    // at 512 B-8 KiB (0.26-0.45x). scatter "shm" wins up to 8 KiB alike,
+    // and loses from 128 KiB (0.67-0.70x: the root's P-1 copies in against
+    // single-copy transfers), where the flat rules keep the tree and linear.
+    add_one_node(Collective::Gather, 0, kAny, "shm", 256 * K);
+    add_one_node(Collective::Scatter, 0, 64 * K, "shm", 256 * K);
     // Jobs across nodes: the node-aware allreduces. On the emulated cluster
     // (tests/cluster, TCP between nodes; tutti-bench --compare-mpi,
     // 2026-11-25, docs/PERFORMANCE.md "Across nodes") "leader" took 0.52-0.99
