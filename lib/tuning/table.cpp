@@ -248,6 +248,18 @@ const TuningTable& builtin_tuning() {
     // (Open MPI 29-47 and 138). On 4 x 2 (8 ranks on 2 cores, noisy) it
     // wins at 128 B-2 KiB and 32-128 KiB and loses at 32 B and 8 KiB.
     add(Collective::ReduceScatter, 0, 256 * K, "leader").nodes = {2, kAny};
+    // barrier through one leader per node: one round crosses between nodes
+    // per doubling of the node count, not per doubling of the rank count.
+    // 2026-11-26, tutti-bench --compare-mpi: 2 x 2 15 us against 34 for
+    // dissemination (Open MPI 26-27); 4 x 2 119 against 149 (Open MPI
+    // 165-189).
+    add(Collective::Barrier, 0, kAny, "leader").nodes = {2, kAny};
+    // alltoall of small blocks through one leader per node from 3 nodes:
+    // 4 x 2, 2026-11-26, three job pairs (8 ranks on 2 cores, noisy):
+    // "leader" 142-213 us at 32 B (Bruck 196-237) and 0.89-1.74 of Open
+    // MPI's speed at 128 B-2 KiB (Bruck 0.65-1.25). On 2 x 2 the flat
+    // algorithms win (64 B: 31-40 us against 43).
+    add(Collective::Alltoall, 0, 2 * K, "leader").nodes = {3, kAny};
     add(Collective::Bcast, 0, kAny, "leader").nodes = {2, kAny};
     add(Collective::Reduce, 0, kAny, "leader").nodes = {2, kAny};
     // Latency-bound sizes get log(P)-round algorithms, bandwidth-bound sizes
