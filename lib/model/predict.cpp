@@ -8,6 +8,7 @@
 
 #include "base/status.hpp"
 #include "engine/schedule.hpp"
+#include "model/representative.hpp"
 #include "node/node_memory.hpp"
 
 namespace tutti::model {
@@ -28,6 +29,7 @@ struct MessageKeyHash {
 
 // The side of a message that was posted first, waiting for the other.
 struct Posted {
+  int rank = 0;          // the (simulated) rank that posted it
   double time = 0;       // when it was posted
   double arrival = -1;   // eager send: when its data is at the receiver
   size_t reduce_bytes = 0;  // receive: bytes reduced on arrival
@@ -44,7 +46,10 @@ struct RankState {
 
 class VirtualRun {
  public:
-  VirtualRun(const Topology& topo, const Machine& m) : topo_(topo), m_(m) {
+  // representative_l > 0: the ranks run are node 0's, of that many ranks,
+  // standing for every node's (model/representative.hpp).
+  VirtualRun(const Topology& topo, const Machine& m, int representative_l = 0)
+      : topo_(topo), m_(m), rep_l_(representative_l) {
     const int nodes = std::max(1, topo.nnodes);
     egress_.assign(static_cast<size_t>(nodes * m.nics_per_node), 0);
     ingress_ = egress_;
@@ -70,7 +75,8 @@ class VirtualRun {
       p.us = std::max(p.us, ranks[r].finished);
       p.max_rounds = std::max(p.max_rounds, ranks[r].schedule.rounds.size());
     }
-    p.messages = messages_;
+    // Representative ranks: every node sends what node 0 sends.
+    p.messages = messages_ * (rep_l_ > 0 ? static_cast<size_t>(topo_.nnodes) : 1);
     return p;
   }
 
@@ -107,24 +113,31 @@ class VirtualRun {
       const Step& step = s.schedule.steps[i];
       switch (step.kind) {
         case StepKind::Send:
-          post_send({rank, step.peer, step.msg_index}, step.bytes, now);
+          post_send(rank, key(rank, step.peer, step.msg_index), step.bytes, now);
           break;
         case StepKind::ShmSignal:
-          post_send({rank, step.peer, s.signals[step.peer]++}, step.bytes, now);
+          post_send(rank, key(rank, step.peer, s.signals[step.peer]++), step.bytes, now);
           break;
         case StepKind::Recv:
-          post_recv({step.peer, rank, step.msg_index}, step.bytes, 0, now);
+          post_recv(rank, key(step.peer, rank, step.msg_index), step.bytes, 0, now);
           break;
         case StepKind::RecvReduce:
-          post_recv({step.peer, rank, step.msg_index}, step.bytes, step.bytes, now);
+          post_recv(rank, key(step.peer, rank, step.msg_index), step.bytes, step.bytes, now);
           break;
         case StepKind::ShmWait:
-          post_recv({step.peer, rank, s.waits[step.peer]++}, step.bytes, 0, now);
+          post_recv(rank, key(step.peer, rank, s.waits[step.peer]++), step.bytes, 0, now);
           break;
         default:
           break;
       }
     }
+  }
+
+  // The message's name: itself, or with representative ranks, moved by
+  // whole nodes so that its receiver is on node 0.
+  MessageKey key(int src, int dst, uint32_t index) const {
+    if (rep_l_ == 0) return {src, dst, index};
+    return {moved_sender(src, dst, rep_l_, topo_.nranks), dst % rep_l_, index};
   }
 
   bool eager(size_t bytes) const { return static_cast<double>(bytes) <= m_.eager_bytes; }
@@ -143,9 +156,12 @@ class VirtualRun {
       in = &rank_in_[dst];
     } else {
       // A rank's messages leave through NIC (its index on the node) mod nics.
+      // With representative ranks every node's NICs are node 0's.
       const int nics = m_.nics_per_node;
-      out = &egress_[static_cast<size_t>(topo_.node_of_rank[src] * nics + k.src % nics)];
-      in = &ingress_[static_cast<size_t>(topo_.node_of_rank[dst] * nics + k.dst % nics)];
+      const int src_node = rep_l_ > 0 ? 0 : topo_.node_of_rank[src];
+      const int dst_node = rep_l_ > 0 ? 0 : topo_.node_of_rank[dst];
+      out = &egress_[static_cast<size_t>(src_node * nics + k.src % nics)];
+      in = &ingress_[static_cast<size_t>(dst_node * nics + k.dst % nics)];
     }
     const double wire = static_cast<double>(bytes) / link.bytes_per_us;
     const double start = std::max({depart, *out, *in});
@@ -153,47 +169,49 @@ class VirtualRun {
     return {start + wire, start + link.alpha_us + wire};
   }
 
-  void post_send(const MessageKey& k, size_t bytes, double now) {
+  // `rank` posted the send (or receive) of message k.
+  void post_send(int rank, const MessageKey& k, size_t bytes, double now) {
     auto it = recvs_.find(k);
     if (eager(bytes)) {
       const auto [sent, arrival] = transfer(k, bytes, now);
-      complete(k.src, sent);
+      complete(rank, sent);
       if (it != recvs_.end()) {
-        complete(k.dst, std::max(arrival, it->second.time) + reduce_cost(it->second.reduce_bytes));
+        complete(it->second.rank,
+                 std::max(arrival, it->second.time) + reduce_cost(it->second.reduce_bytes));
         recvs_.erase(it);
       } else {
-        sends_[k] = Posted{now, arrival, 0};
+        sends_[k] = Posted{rank, now, arrival, 0};
       }
       return;
     }
     if (it == recvs_.end()) {
-      sends_[k] = Posted{now, -1, 0};
+      sends_[k] = Posted{rank, now, -1, 0};
       return;
     }
     const Posted r = it->second;
     recvs_.erase(it);
     const auto [sent, arrival] = transfer(k, bytes, now);
     (void)sent;
-    complete(k.src, arrival);  // rendezvous: done once delivered
-    complete(k.dst, arrival + reduce_cost(r.reduce_bytes));
+    complete(rank, arrival);  // rendezvous: done once delivered
+    complete(r.rank, arrival + reduce_cost(r.reduce_bytes));
   }
 
-  void post_recv(const MessageKey& k, size_t bytes, size_t reduce_bytes, double now) {
+  void post_recv(int rank, const MessageKey& k, size_t bytes, size_t reduce_bytes, double now) {
     auto it = sends_.find(k);
     if (it == sends_.end()) {
-      recvs_[k] = Posted{now, -1, reduce_bytes};
+      recvs_[k] = Posted{rank, now, -1, reduce_bytes};
       return;
     }
     const Posted s = it->second;
     sends_.erase(it);
     if (s.arrival >= 0) {  // eager: the data is on its way or there
-      complete(k.dst, std::max(s.arrival, now) + reduce_cost(reduce_bytes));
+      complete(rank, std::max(s.arrival, now) + reduce_cost(reduce_bytes));
       return;
     }
     const auto [sent, arrival] = transfer(k, bytes, now);
     (void)sent;
-    complete(k.src, arrival);
-    complete(k.dst, arrival + reduce_cost(reduce_bytes));
+    complete(s.rank, arrival);
+    complete(rank, arrival + reduce_cost(reduce_bytes));
   }
 
   double reduce_cost(size_t bytes) const {
@@ -214,6 +232,7 @@ class VirtualRun {
 
   const Topology& topo_;
   const Machine& m_;
+  int rep_l_ = 0;
   std::vector<RankState>* ranks_ = nullptr;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::unordered_map<MessageKey, Posted, MessageKeyHash> sends_, recvs_;
@@ -236,6 +255,31 @@ Topology model_topology(int nranks, int ranks_per_node) {
   return t;
 }
 
+Prediction predict_representative(const algos::Algorithm& algo, const CollArgs& args,
+                                  const Topology& topo, const Machine& machine) {
+  Prediction p;
+  p.representative = true;
+  if (algo.is_mpi()) {
+    p.error = "the MPI library's own collective is not modelled";
+    return p;
+  }
+  if (auto why = algo.refuse(args, topo)) {
+    p.error = *why;
+    return p;
+  }
+  Representatives reps = representatives_of(algo, args, topo);
+  if (!reps.error.empty()) {
+    p.error = str(topo.nranks, " ranks are too many to simulate exactly, and representative "
+                  "ranks do not apply: ", reps.error);
+    return p;
+  }
+  std::vector<RankState> ranks(reps.schedules.size());
+  for (size_t r = 0; r < ranks.size(); ++r) ranks[r].schedule = std::move(reps.schedules[r]);
+  p = VirtualRun(topo, machine, reps.ranks_per_node).run(ranks);
+  p.representative = true;
+  return p;
+}
+
 Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
                    const Machine& machine, size_t max_steps) {
   Prediction p;
@@ -255,9 +299,8 @@ Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Top
     ranks[static_cast<size_t>(r)].schedule = b.finish();
     steps += ranks[static_cast<size_t>(r)].schedule.steps.size();
     if (steps > max_steps) {
-      p.error = str("more than ", max_steps, " steps in all (", topo.nranks,
-                    " ranks): too large to simulate exactly");
-      return p;
+      ranks.clear();
+      return predict_representative(algo, args, topo, machine);
     }
   }
   return VirtualRun(topo, machine).run(ranks);

@@ -23,12 +23,22 @@ struct Prediction {
   std::string error;   // set when it could not be predicted (refused, too large)
   size_t messages = 0;
   size_t max_rounds = 0;
+  // Simulated on one node's ranks standing for all (model/representative.hpp),
+  // because running every rank's schedule would take too long.
+  bool representative = false;
 };
 
 // Every rank's schedule is built and run exactly; beyond `max_steps` steps
-// in all the prediction is refused (error set) rather than slow.
+// in all, one node's ranks stand for all where the schedule is symmetric
+// (model/representative.hpp), and the prediction is refused (error set) where it
+// is not, rather than slow.
 Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
                    const Machine& machine, size_t max_steps = size_t{40} << 20);
+
+// The same on node 0's ranks standing for all (model/representative.hpp),
+// whatever the size; error set where the schedule is not symmetric.
+Prediction predict_representative(const algos::Algorithm& algo, const CollArgs& args,
+                                  const Topology& topo, const Machine& machine);
 
 // A communicator of `nranks` ranks, `ranks_per_node` to a node (the last
 // node may have fewer); one node gets a shared segment of the default size.

@@ -113,6 +113,74 @@ TEST_CASE("model: messages through one NIC queue; a second NIC halves the wait",
   CHECK(two > 0.4 * one);
 }
 
+// Representative ranks (model/representative.hpp) against the exact run, where
+// both apply: the symmetric schedules of every collective, one rank per
+// node and several, small and large messages.
+TEST_CASE("model: one node's ranks standing for all agree with the exact run", "[model]") {
+  const model::Machine m;
+  int symmetric = 0;
+  for (const algos::Algorithm& a : algos::all_algorithms()) {
+    if (a.is_mpi() || a.coll == Collective::Alltoallv) continue;
+    for (int p : {16, 64}) {
+      for (int per_node : {1, 4, 8}) {
+        const Topology topo = model::model_topology(p, per_node);
+        for (size_t bytes : {size_t{64}, size_t{256} << 10, size_t{4} << 20}) {
+          CollArgs args{.coll = a.coll, .dtype = Datatype::Float32, .op = Op::Sum};
+          args.count = count_for_message_bytes(a.coll, bytes, args.dtype, p);
+          if (a.refuse(args, topo)) continue;
+          const model::Prediction rep = model::predict_representative(a, args, topo, m);
+          if (!rep.error.empty()) continue;  // not symmetric: the exact run only
+          ++symmetric;
+          const model::Prediction exact = model::predict(a, args, topo, m);
+          INFO(collective_name(a.coll) << " " << a.name << " p=" << p << " per node " << per_node
+                                       << " bytes=" << bytes << ": representative " << rep.us
+                                       << " us, exact " << exact.us << " us");
+          REQUIRE(exact.error.empty());
+          CHECK_FALSE(exact.representative);
+          CHECK(rep.messages == exact.messages);
+          if (a.coll != Collective::Alltoall) {
+            // The same run, on fewer ranks.
+            CHECK(rep.us == Approx(exact.us).epsilon(1e-9));
+            continue;
+          }
+          // Where messages queue for NICs, the exact run serves equal times
+          // in rank order and leaves NICs idle behind busy ones (see
+          // model/representative.hpp); the representative run keeps every
+          // node in step: never slower, never below what the NICs can
+          // carry (each node sends L (p - L) blocks to other nodes).
+          CHECK(rep.us <= exact.us * (1 + 1e-9));
+          const double block = static_cast<double>(args.count * 4);
+          const double carried = per_node * (p - per_node) * block / m.inter.bytes_per_us;
+          CHECK(rep.us >= carried * 0.999);
+        }
+      }
+    }
+  }
+  // The ring and pairwise schedules of allreduce, allgather,
+  // reduce_scatter and alltoall at least (4 algorithms x 2 p x 3 layouts x
+  // 3 sizes).
+  CHECK(symmetric >= 4 * 2 * 3 * 3);
+}
+
+TEST_CASE("model: 16,384 ranks on representative ranks; ring allreduce stays flat at 1 GiB", "[model]") {
+  const model::Machine m = network_only(2.0, 10.0);
+  const size_t n = size_t{1} << 30;
+  const double at64 = predict_us(Collective::Allreduce, "ring", n, 64, 8, m);
+  const algos::Algorithm* ring = algos::find_algorithm(Collective::Allreduce, "ring");
+  CollArgs args{.coll = Collective::Allreduce, .dtype = Datatype::Float32, .op = Op::Sum};
+  args.count = n / 4;
+  const model::Prediction big = model::predict(*ring, args, model::model_topology(16384, 8), m);
+  INFO("64 ranks " << at64 << " us, 16384 ranks " << big.us << " us: " << big.error);
+  REQUIRE(big.error.empty());
+  CHECK(big.representative);
+  // 2(p-1)/p n/beta: the same within a few percent; alpha adds 2(p-1)
+  // alpha = 65 ms at 16,384 ranks on 2 x 107 ms of bandwidth term.
+  const double bandwidth_term = 2.0 * static_cast<double>(n) / (10.0 * 1e3);
+  CHECK(big.us >= bandwidth_term);
+  CHECK(big.us <= bandwidth_term + 2.0 * 16383 * 2.0 * 1.05);
+  CHECK(at64 <= big.us);
+}
+
 TEST_CASE("model: machine descriptions", "[model]") {
   const model::Machine m = model::parse_machine(
       "# an HDR node\n[intra]\nalpha_us = 0.3\nbeta_gbps = 20\n[inter]\nalpha_us = 1.5 # us\n"
