@@ -1,5 +1,6 @@
 #include "bench_soak.hpp"
 
+#include <malloc.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -22,6 +23,15 @@ namespace {
 using testing::Bytes;
 
 // Resident set size of this process, from /proc/self/statm.
+// Bytes the program holds from malloc (in use, not freed), in KiB. A leak
+// grows it even where the leaked blocks reuse pages the heap already had
+// resident (after the warm-up's large buffers were freed), which the
+// resident set does not show.
+long heap_in_use_kib() {
+  const struct mallinfo2 mi = mallinfo2();
+  return static_cast<long>((mi.uordblks + mi.hblkhd) / 1024);
+}
+
 long resident_kib() {
   std::ifstream statm("/proc/self/statm");
   long pages_total = 0, pages_resident = 0;
@@ -134,6 +144,47 @@ CallResult run_checked(tutti_comm_t comm, int rank, int nranks, const SoakCall& 
   return result;
 }
 
+// Every collective through every algorithm (and the dispatcher) at the
+// largest size, in and out of place, blocking and not: scratch buffers,
+// cached schedules, UCX's pools and the allocator's thresholds reach their
+// high-water marks here, so that what grows later grows with the call
+// count. Returns the number of calls; failures count as in the soak.
+long warm_up(tutti_comm_t comm, int rank, int nranks, uint64_t max_bytes, long& wrong_total,
+             long& failed_calls) {
+  long calls = 0;
+  for (size_t c = 0; c < kNumCollectives; ++c) {
+    SoakCall call;
+    CollArgs& a = call.args;
+    a.coll = kAllCollectives[c];
+    a.dtype = Datatype::Float32;
+    a.op = Op::Sum;
+    a.root = nranks - 1;
+    if (a.coll != Collective::Barrier)
+      a.count = count_for_message_bytes(a.coll, max_bytes, a.dtype, nranks);
+    std::vector<std::string> names{""};
+    for (const algos::Algorithm* algo : algos::algorithms_for(a.coll)) names.emplace_back(algo->name);
+    const bool can_be_in_place = a.coll != Collective::Bcast && a.coll != Collective::Barrier;
+    for (const std::string& name : names)
+      for (int variant = 0; variant < 4; ++variant) {
+        call.algorithm = name;
+        call.in_place_requested = can_be_in_place && (variant & 1);
+        call.nonblocking = variant & 2;
+        call.data_seed = static_cast<uint64_t>(++calls);
+        const CallResult r = run_checked(comm, rank, nranks, call);
+        long outcome[2] = {r.wrong, r.error.empty() ? 0 : 1};
+        MPI_Allreduce(MPI_IN_PLACE, outcome, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+        if ((!r.error.empty() || r.wrong > 0))
+          std::fprintf(stderr, "soak warm-up on rank %d: %s algorithm=%s: %s\n", rank,
+                       describe(args_of_rank(call, rank)).c_str(),
+                       name.empty() ? "auto" : name.c_str(),
+                       r.error.empty() ? str(r.wrong, " wrong elements").c_str() : r.error.c_str());
+        wrong_total += outcome[0];
+        if (outcome[1] > 0) ++failed_calls;
+      }
+  }
+  return calls;
+}
+
 long max_over_ranks(long v) {
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
   return v;
@@ -151,6 +202,7 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   // Growth is judged from the half-way call on: by then every kind of call
   // has long been seen, so what grows after it grows with the call count.
   const long half_at = std::max<long>(warm_at, o.soak_calls / 2);
+  long heap_half = max_over_ranks(heap_in_use_kib());
   long rss_warm = rss_start, rss_half = rss_start, wrong_total = 0, failed_calls = 0,
        wrong_calls = 0;
   std::vector<std::unique_ptr<char[]>> leaked;  // --soak-leak
@@ -159,6 +211,14 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
                 o.soak_calls, nranks, static_cast<unsigned long long>(o.max_bytes),
                 static_cast<unsigned long long>(o.soak_seed));
   const double t0 = MPI_Wtime();
+  const long warm_up_calls =
+      warm_up(comm, rank, nranks, o.max_bytes, wrong_total, failed_calls);
+  if (print)
+    std::printf("# warm-up: %ld calls (every algorithm at %llu bytes), resident %ld KiB\n",
+                warm_up_calls, static_cast<unsigned long long>(o.max_bytes),
+                max_over_ranks(resident_kib()));
+  else
+    max_over_ranks(resident_kib());
   for (long i = 1; i <= o.soak_calls; ++i) {
     const SoakCall call = draw_call(rng, nranks, o.max_bytes);
     const CallResult r = run_checked(comm, rank, nranks, call);
@@ -178,7 +238,10 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       if (outcome[1] > 0) ++failed_calls;
     }
     if (i == warm_at) rss_warm = max_over_ranks(resident_kib());
-    if (i == half_at) rss_half = max_over_ranks(resident_kib());
+    if (i == half_at) {
+      rss_half = max_over_ranks(resident_kib());
+      heap_half = max_over_ranks(heap_in_use_kib());
+    }
     if (o.soak_leak_kib > 0 && i > half_at) {
       const size_t bytes = static_cast<size_t>(o.soak_leak_kib) << 10;
       leaked.emplace_back(new char[bytes]);
@@ -192,14 +255,19 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
     }
   }
   const long rss_end = max_over_ranks(resident_kib());
-  const long growth = rss_end - rss_half;
+  const long heap_end = max_over_ranks(heap_in_use_kib());
+  // Whichever grew more: the resident set, or what the program holds from
+  // malloc.
+  const long growth = std::max(rss_end - rss_half, heap_end - heap_half);
   const bool grew = growth > o.soak_max_growth_kib;
   const bool failed = wrong_total || failed_calls || grew;
   if (print) {
     std::printf("# resident memory (largest rank): start %ld KiB, after %ld calls %ld KiB,"
                 " after %ld calls %ld KiB, end %ld KiB (%+ld KiB since call %ld, limit %ld)\n",
-                rss_start, warm_at, rss_warm, half_at, rss_half, rss_end, growth, half_at,
-                o.soak_max_growth_kib);
+                rss_start, warm_at, rss_warm, half_at, rss_half, rss_end, rss_end - rss_half,
+                half_at, o.soak_max_growth_kib);
+    std::printf("# heap in use (largest rank): after %ld calls %ld KiB, end %ld KiB (%+ld KiB)\n",
+                half_at, heap_half, heap_end, heap_end - heap_half);
     if (grew)
       std::printf("# memory grew by %ld KiB in the second half, over the limit of %ld KiB\n",
                   growth, o.soak_max_growth_kib);
