@@ -22,7 +22,6 @@ namespace {
 
 using testing::Bytes;
 
-// Resident set size of this process, from /proc/self/statm.
 // Bytes the program holds from malloc (in use, not freed), in KiB. A leak
 // grows it even where the leaked blocks reuse pages the heap already had
 // resident (after the warm-up's large buffers were freed), which the
@@ -32,6 +31,7 @@ long heap_in_use_kib() {
   return static_cast<long>((mi.uordblks + mi.hblkhd) / 1024);
 }
 
+// Resident set size of this process, from /proc/self/statm.
 long resident_kib() {
   std::ifstream statm("/proc/self/statm");
   long pages_total = 0, pages_resident = 0;
@@ -173,7 +173,7 @@ long warm_up(tutti_comm_t comm, int rank, int nranks, uint64_t max_bytes, long& 
         const CallResult r = run_checked(comm, rank, nranks, call);
         long outcome[2] = {r.wrong, r.error.empty() ? 0 : 1};
         MPI_Allreduce(MPI_IN_PLACE, outcome, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-        if ((!r.error.empty() || r.wrong > 0))
+        if (!r.error.empty() || r.wrong > 0)
           std::fprintf(stderr, "soak warm-up on rank %d: %s algorithm=%s: %s\n", rank,
                        describe(args_of_rank(call, rank)).c_str(),
                        name.empty() ? "auto" : name.c_str(),
