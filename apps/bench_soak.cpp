@@ -144,13 +144,34 @@ CallResult run_checked(tutti_comm_t comm, int rank, int nranks, const SoakCall& 
   return result;
 }
 
+// What the calls so far got wrong, the same on every rank.
+struct SoakTally {
+  long wrong_elements = 0, wrong_calls = 0, failed_calls = 0;
+};
+
+// Agrees on one call's outcome across the ranks and counts it; the rank
+// that saw the problem reports it (`what` names the call).
+void count_outcome(const CallResult& r, const SoakCall& call, int rank, const std::string& what,
+                   SoakTally& tally) {
+  long outcome[2] = {r.wrong, r.error.empty() ? 0 : 1};
+  MPI_Allreduce(MPI_IN_PLACE, outcome, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (!r.error.empty() || r.wrong > 0)
+    std::fprintf(stderr, "soak %s on rank %d: %s algorithm=%s%s%s: %s\n", what.c_str(), rank,
+                 describe(args_of_rank(call, rank)).c_str(),
+                 call.algorithm.empty() ? "auto" : call.algorithm.c_str(),
+                 call.nonblocking ? " nonblocking" : "", call.in_place_requested ? " in-place" : "",
+                 r.error.empty() ? str(r.wrong, " wrong elements").c_str() : r.error.c_str());
+  tally.wrong_elements += outcome[0];
+  if (outcome[0] > 0) ++tally.wrong_calls;
+  if (outcome[1] > 0) ++tally.failed_calls;
+}
+
 // Every collective through every algorithm (and the dispatcher) at the
 // largest size, in and out of place, blocking and not: scratch buffers,
 // cached schedules, UCX's pools and the allocator's thresholds reach their
 // high-water marks here, so that what grows later grows with the call
 // count. Returns the number of calls; failures count as in the soak.
-long warm_up(tutti_comm_t comm, int rank, int nranks, uint64_t max_bytes, long& wrong_total,
-             long& failed_calls) {
+long warm_up(tutti_comm_t comm, int rank, int nranks, uint64_t max_bytes, SoakTally& tally) {
   long calls = 0;
   for (size_t c = 0; c < kNumCollectives; ++c) {
     SoakCall call;
@@ -170,16 +191,7 @@ long warm_up(tutti_comm_t comm, int rank, int nranks, uint64_t max_bytes, long& 
         call.in_place_requested = can_be_in_place && (variant & 1);
         call.nonblocking = variant & 2;
         call.data_seed = static_cast<uint64_t>(++calls);
-        const CallResult r = run_checked(comm, rank, nranks, call);
-        long outcome[2] = {r.wrong, r.error.empty() ? 0 : 1};
-        MPI_Allreduce(MPI_IN_PLACE, outcome, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-        if (!r.error.empty() || r.wrong > 0)
-          std::fprintf(stderr, "soak warm-up on rank %d: %s algorithm=%s: %s\n", rank,
-                       describe(args_of_rank(call, rank)).c_str(),
-                       name.empty() ? "auto" : name.c_str(),
-                       r.error.empty() ? str(r.wrong, " wrong elements").c_str() : r.error.c_str());
-        wrong_total += outcome[0];
-        if (outcome[1] > 0) ++failed_calls;
+        count_outcome(run_checked(comm, rank, nranks, call), call, rank, "warm-up", tally);
       }
   }
   return calls;
@@ -203,8 +215,8 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   // has long been seen, so what grows after it grows with the call count.
   const long half_at = std::max<long>(warm_at, o.soak_calls / 2);
   long heap_half = max_over_ranks(heap_in_use_kib());
-  long rss_warm = rss_start, rss_half = rss_start, wrong_total = 0, failed_calls = 0,
-       wrong_calls = 0;
+  long rss_warm = rss_start, rss_half = rss_start;
+  SoakTally tally;
   std::vector<std::unique_ptr<char[]>> leaked;  // --soak-leak
   if (print)
     std::printf("# tutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu\n",
@@ -212,7 +224,7 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
                 static_cast<unsigned long long>(o.soak_seed));
   const double t0 = MPI_Wtime();
   const long warm_up_calls =
-      warm_up(comm, rank, nranks, o.max_bytes, wrong_total, failed_calls);
+      warm_up(comm, rank, nranks, o.max_bytes, tally);
   if (print)
     std::printf("# warm-up: %ld calls (every algorithm at %llu bytes), resident %ld KiB\n",
                 warm_up_calls, static_cast<unsigned long long>(o.max_bytes),
@@ -221,22 +233,7 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
     max_over_ranks(resident_kib());
   for (long i = 1; i <= o.soak_calls; ++i) {
     const SoakCall call = draw_call(rng, nranks, o.max_bytes);
-    const CallResult r = run_checked(comm, rank, nranks, call);
-    // Agree on the outcome, so that a failure is reported once, by rank 0.
-    long outcome[2] = {r.wrong, r.error.empty() ? 0 : 1};
-    MPI_Allreduce(MPI_IN_PLACE, outcome, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (outcome[0] > 0 || outcome[1] > 0) {
-      const CollArgs mine = args_of_rank(call, rank);
-      if (!r.error.empty() || r.wrong > 0)
-        std::fprintf(stderr, "soak call %ld on rank %d: %s algorithm=%s%s%s: %s\n", i, rank,
-                     describe(mine).c_str(), call.algorithm.empty() ? "auto" : call.algorithm.c_str(),
-                     call.nonblocking ? " nonblocking" : "",
-                     call.in_place_requested ? " in-place" : "",
-                     r.error.empty() ? str(r.wrong, " wrong elements").c_str() : r.error.c_str());
-      wrong_total += outcome[0];
-      if (outcome[0] > 0) ++wrong_calls;
-      if (outcome[1] > 0) ++failed_calls;
-    }
+    count_outcome(run_checked(comm, rank, nranks, call), call, rank, str("call ", i), tally);
     if (i == warm_at) rss_warm = max_over_ranks(resident_kib());
     if (i == half_at) {
       rss_half = max_over_ranks(resident_kib());
@@ -251,7 +248,7 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       const long rss = max_over_ranks(resident_kib());
       if (print)
         std::printf("# %ld calls, %.1f s, %ld wrong elements, %ld failed calls, resident %ld KiB\n",
-                    i, MPI_Wtime() - t0, wrong_total, failed_calls, rss);
+                    i, MPI_Wtime() - t0, tally.wrong_elements, tally.failed_calls, rss);
     }
   }
   const long rss_end = max_over_ranks(resident_kib());
@@ -260,7 +257,7 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   // malloc.
   const long growth = std::max(rss_end - rss_half, heap_end - heap_half);
   const bool grew = growth > o.soak_max_growth_kib;
-  const bool failed = wrong_total || failed_calls || grew;
+  const bool failed = tally.wrong_elements || tally.failed_calls || grew;
   if (print) {
     std::printf("# resident memory (largest rank): start %ld KiB, after %ld calls %ld KiB,"
                 " after %ld calls %ld KiB, end %ld KiB (%+ld KiB since call %ld, limit %ld)\n",
@@ -272,8 +269,8 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       std::printf("# memory grew by %ld KiB in the second half, over the limit of %ld KiB\n",
                   growth, o.soak_max_growth_kib);
     std::printf("# %s: %ld calls in %.1f s, %ld wrong elements in %ld calls, %ld failed calls\n",
-                failed ? "FAILED" : "Checked", o.soak_calls, MPI_Wtime() - t0, wrong_total,
-                wrong_calls, failed_calls);
+                failed ? "FAILED" : "Checked", o.soak_calls, MPI_Wtime() - t0,
+                tally.wrong_elements, tally.wrong_calls, tally.failed_calls);
   }
   return failed ? 1 : 0;
 }

@@ -3,13 +3,13 @@
 // every rank has (transitively) heard from every other.
 //   Messages: zero bytes. Scratch: none. Rounds: ceil(log2 P).
 //   Any rank count.
+#include "algos/dissemination.hpp"
 #include "algos/patterns.hpp"
 #include "algos/registry.hpp"
 
 namespace tutti::algos {
-namespace {
 
-void build(ScheduleBuilder& b) {
+void append_dissemination(ScheduleBuilder& b) {
   const int p = b.nranks(), r = b.rank();
   for (int dist = 1; dist < p; dist <<= 1) {
     b.signal(mod(r + dist, p));
@@ -17,6 +17,10 @@ void build(ScheduleBuilder& b) {
     b.end_round();
   }
 }
+
+namespace {
+
+void build(ScheduleBuilder& b) { append_dissemination(b); }
 
 }  // namespace
 

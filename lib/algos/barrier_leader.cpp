@@ -12,8 +12,8 @@
 //             rounds do; here one round does).
 //   Any rank count and topology (uneven nodes, any rank order); on one
 //   node it is a fan-in and fan-out through rank 0.
+#include "algos/dissemination.hpp"
 #include "algos/node_groups.hpp"
-#include "algos/patterns.hpp"
 #include "algos/registry.hpp"
 
 namespace tutti::algos {
@@ -66,12 +66,7 @@ void build(ScheduleBuilder& b) {
     std::vector<int> leaders;
     for (const std::vector<int>& node : g.ranks_of_node) leaders.push_back(node.front());
     auto across = b.within(leaders);
-    const int p = b.nranks(), r = b.rank();
-    for (int dist = 1; dist < p; dist <<= 1) {
-      b.signal(mod(r + dist, p));
-      b.wait_signal(mod(r - dist, p));
-      b.end_round();
-    }
+    append_dissemination(b);
   }
   if (mine.size() > 1) {
     auto in_node = b.within(mine);

@@ -1,6 +1,7 @@
 #include "model/predict.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <queue>
 #include <unordered_map>
 #include <utility>
@@ -241,6 +242,13 @@ class VirtualRun {
   size_t messages_ = 0;
 };
 
+// Why a prediction cannot be made at all, whatever the size.
+std::optional<std::string> not_modelled(const algos::Algorithm& algo, const CollArgs& args,
+                                        const Topology& topo) {
+  if (algo.is_mpi()) return "the MPI library's own collective is not modelled";
+  return algo.refuse(args, topo);
+}
+
 }  // namespace
 
 Topology model_topology(int nranks, int ranks_per_node) {
@@ -259,11 +267,7 @@ Prediction predict_representative(const algos::Algorithm& algo, const CollArgs& 
                                   const Topology& topo, const Machine& machine) {
   Prediction p;
   p.representative = true;
-  if (algo.is_mpi()) {
-    p.error = "the MPI library's own collective is not modelled";
-    return p;
-  }
-  if (auto why = algo.refuse(args, topo)) {
+  if (auto why = not_modelled(algo, args, topo)) {
     p.error = *why;
     return p;
   }
@@ -283,20 +287,14 @@ Prediction predict_representative(const algos::Algorithm& algo, const CollArgs& 
 Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
                    const Machine& machine, size_t max_steps) {
   Prediction p;
-  if (algo.is_mpi()) {
-    p.error = "the MPI library's own collective is not modelled";
-    return p;
-  }
-  if (auto why = algo.refuse(args, topo)) {
+  if (auto why = not_modelled(algo, args, topo)) {
     p.error = *why;
     return p;
   }
   std::vector<RankState> ranks(static_cast<size_t>(topo.nranks));
   size_t steps = 0;
   for (int r = 0; r < topo.nranks; ++r) {
-    ScheduleBuilder b(args, r, topo);
-    algo.build(b);
-    ranks[static_cast<size_t>(r)].schedule = b.finish();
+    ranks[static_cast<size_t>(r)].schedule = build_schedule(algo, args, topo, r);
     steps += ranks[static_cast<size_t>(r)].schedule.steps.size();
     if (steps > max_steps) {
       ranks.clear();

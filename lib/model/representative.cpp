@@ -7,13 +7,6 @@
 namespace tutti::model {
 namespace {
 
-Schedule build_schedule(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
-                        int rank) {
-  ScheduleBuilder b(args, rank, topo);
-  algo.build(b);
-  return b.finish();
-}
-
 // Ranks per node when every node holds the same number, numbered node by
 // node; nothing otherwise.
 std::optional<int> uniform_ranks_per_node(const Topology& t) {
@@ -41,6 +34,13 @@ bool same_but_moved(const Schedule& a, const Schedule& b, int shift, int p) {
 }
 
 }  // namespace
+
+Schedule build_schedule(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                        int rank) {
+  ScheduleBuilder b(args, rank, topo);
+  algo.build(b);
+  return b.finish();
+}
 
 Representatives representatives_of(const algos::Algorithm& algo, const CollArgs& args,
                                    const Topology& topo) {

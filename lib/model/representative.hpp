@@ -32,6 +32,10 @@
 
 namespace tutti::model {
 
+// One rank's schedule of `algo` for the call, on a communicator of `topo`'s shape.
+Schedule build_schedule(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                        int rank);
+
 struct Representatives {
   int ranks_per_node = 0;
   std::vector<Schedule> schedules;  // of ranks 0..ranks_per_node-1
