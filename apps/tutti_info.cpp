@@ -137,6 +137,7 @@ int explain(const ExplainRequest& q) {
   topo.nnodes = q.nodes;
   topo.max_ranks_per_node = (q.ranks + q.nodes - 1) / q.nodes;
   for (int r = 0; r < q.ranks; ++r) topo.node_of_rank[r] = r * q.nodes / q.ranks;
+  topo.index_nodes();
   // The same loading as tutti_comm_create, for this job shape.
   UserTuning tuning =
       load_user_tuning(cfg.tune, cfg.tuning_file, cfg.tuning_strict, JobShape::of(topo));

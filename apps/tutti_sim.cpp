@@ -28,14 +28,16 @@ struct Options {
   uint64_t min_bytes = 8, max_bytes = 1 << 20, factor = 4;
   std::string machine_file;
   bool csv = false;
+  bool why = false;  // say on stderr why an algorithm has no prediction
 };
 
 const char* kUsage =
     "usage: tutti-sim [--collectives all|NAME,...] [--ranks N,...] [--ranks-per-node N]\n"
-    "                 [--min-bytes B] [--max-bytes B] [--factor F] [--machine FILE] [--csv]\n"
+    "                 [--min-bytes B] [--max-bytes B] [--factor F] [--machine FILE] [--csv] [--why]\n"
     "Predicted time of every algorithm (cost model: schedules run in virtual time)\n"
     "and the dispatcher's choice, per collective, rank count and message size.\n"
-    "alltoallv (per-call counts) is not modelled; nor is the MPI library's own collective.\n";
+    "alltoallv (per-call counts) is not modelled; nor is the MPI library's own collective.\n"
+    "--why: say on stderr why an algorithm has no row (refused, or too large to simulate).\n";
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -71,6 +73,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--factor") o.factor = static_cast<uint64_t>(apps::parse_int(value(), a, 2, 1024));
     else if (a == "--machine") o.machine_file = value();
     else if (a == "--csv") o.csv = true;
+    else if (a == "--why") o.why = true;
     else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -131,7 +134,14 @@ int main(int argc, char** argv) {
             CollArgs with_params = args;
             if (chosen) with_params.params = d.params;
             const model::Prediction pr = model::predict(*a, with_params, topo, machine);
-            if (!pr.error.empty()) continue;  // refused, or too large to simulate
+            if (!pr.error.empty()) {  // refused, or too large to simulate
+              if (o.why)
+                std::fprintf(stderr, "%s %d ranks %llu B %s: %s\n",
+                             std::string(collective_name(coll)).c_str(), p,
+                             static_cast<unsigned long long>(bytes), std::string(a->name).c_str(),
+                             pr.error.c_str());
+              continue;
+            }
             rows.push_back({std::string(a->name), pr.us, chosen});
           }
           if (o.csv) {

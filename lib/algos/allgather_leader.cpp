@@ -47,7 +47,7 @@ void build(ScheduleBuilder& b) {
   if (me == leader && g.nnodes() > 1) {
     for (int node = 0; node < g.nnodes(); ++node) {
       if (node == g.my_node) continue;
-      const std::vector<int>& theirs = g.ranks_of_node[static_cast<size_t>(node)];
+      const std::vector<int>& theirs = g.ranks_of_node()[static_cast<size_t>(node)];
       const int peer = theirs.front();
       for_each_run(mine, [&](int first, int count, int) {
         b.send(peer, block(first), static_cast<size_t>(count) * m);

@@ -63,11 +63,11 @@ void build(ScheduleBuilder& b) {
   for (int node = 0; node < g.nnodes(); ++node) {
     if (node == g.my_node) continue;
     pack_offset[static_cast<size_t>(node)] = offset;
-    offset += g.ranks_of_node[static_cast<size_t>(node)].size() * l * m;
+    offset += g.ranks_of_node()[static_cast<size_t>(node)].size() * l * m;
   }
   for (int node = 0; node < g.nnodes(); ++node) {
     if (node == g.my_node) continue;
-    const std::vector<int>& theirs = g.ranks_of_node[static_cast<size_t>(node)];
+    const std::vector<int>& theirs = g.ranks_of_node()[static_cast<size_t>(node)];
     const size_t at = pack_offset[static_cast<size_t>(node)];
     for (size_t j = 0; j < theirs.size(); ++j)
       for (size_t k = 0; k < l; ++k)
@@ -89,7 +89,7 @@ void build(ScheduleBuilder& b) {
              gathered + k * row + static_cast<size_t>(mine[d]) * m, m);
     for (int node = 0; node < g.nnodes(); ++node) {
       if (node == g.my_node) continue;
-      const std::vector<int>& theirs = g.ranks_of_node[static_cast<size_t>(node)];
+      const std::vector<int>& theirs = g.ranks_of_node()[static_cast<size_t>(node)];
       const BufRef from = packs_in + pack_offset[static_cast<size_t>(node)] + d * theirs.size() * m;
       for_each_run(theirs, [&](int first, int count, int before) {
         b.copy(out + static_cast<size_t>(first) * m, from + static_cast<size_t>(before) * m,

@@ -64,7 +64,7 @@ void build(ScheduleBuilder& b) {
   }
   if (leader && g.nnodes() > 1) {
     std::vector<int> leaders;
-    for (const std::vector<int>& node : g.ranks_of_node) leaders.push_back(node.front());
+    for (const std::vector<int>& node : g.ranks_of_node()) leaders.push_back(node.front());
     auto across = b.within(leaders);
     append_dissemination(b);
   }

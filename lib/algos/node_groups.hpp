@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "base/topology.hpp"
@@ -15,28 +16,30 @@
 namespace tutti::algos {
 
 struct NodeGroups {
-  std::vector<std::vector<int>> ranks_of_node;  // per node, ascending
+  std::shared_ptr<const NodeIndex> index;  // the communicator's, shared by every rank's
   int my_node = 0;
   int my_local = 0;          // index of this rank among its node's ranks
   int min_ranks_per_node = 1;
 
-  int nnodes() const { return static_cast<int>(ranks_of_node.size()); }
-  const std::vector<int>& my_node_ranks() const { return ranks_of_node[static_cast<size_t>(my_node)]; }
+  const std::vector<std::vector<int>>& ranks_of_node() const { return index->ranks_of_node; }
+  int nnodes() const { return static_cast<int>(index->ranks_of_node.size()); }
+  const std::vector<int>& my_node_ranks() const { return ranks_of_node()[static_cast<size_t>(my_node)]; }
   // The first `n` ranks of this rank's node.
   std::vector<int> first_local_ranks(int n) const;
   // The rank with local index `local` on every node, in node order
   // (local < min_ranks_per_node, so every node has one).
   std::vector<int> rail(int local) const;
   // The node (index into ranks_of_node) that holds `rank`.
-  int node_of(int rank) const;
+  int node_of(int rank) const { return index->group_of_rank[static_cast<size_t>(rank)]; }
   // The index of `rank` among the ranks of its node.
-  int local_index_of(int rank) const;
+  int local_index_of(int rank) const { return index->local_of_rank[static_cast<size_t>(rank)]; }
   // The leaders of a rooted collective, one per node in node order: the
   // root on its node, the first rank on every other node.
   std::vector<int> leaders_for_root(int root) const;
 };
 
-// Nodes that hold no rank of the communicator are dropped.
+// Nodes that hold no rank of the communicator are dropped. O(1) where the
+// topology is indexed (Topology::index_nodes), O(p) otherwise.
 NodeGroups node_groups_of(const Topology& topo, int rank);
 
 // Calls f(first, count, offset) for every run of consecutive ranks in

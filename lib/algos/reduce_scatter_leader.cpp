@@ -70,7 +70,7 @@ void build(ScheduleBuilder& b) {
       };
       for (int node = 0; node < g.nnodes(); ++node) {
         if (node == g.my_node) continue;
-        const std::vector<int>& theirs = g.ranks_of_node[static_cast<size_t>(node)];
+        const std::vector<int>& theirs = g.ranks_of_node()[static_cast<size_t>(node)];
         const int peer = theirs.front();
         for_each_run(theirs, [&](int first, int count, int) {
           b.send(peer, at(work, first), static_cast<size_t>(count) * m);

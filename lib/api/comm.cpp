@@ -90,6 +90,7 @@ Topology discover_topology(MPI_Comm comm) {
     ++per_node[node_index[l]];
   }
   t.max_ranks_per_node = *std::max_element(per_node.begin(), per_node.end());
+  t.index_nodes();
   return t;
 }
 

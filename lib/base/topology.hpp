@@ -2,9 +2,23 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 namespace tutti {
+
+// The ranks of every node, derived from Topology::node_of_rank: nodes in
+// order of their index (nodes that hold no rank dropped), each node's ranks
+// ascending, and every rank's place among them.
+struct NodeIndex {
+  std::vector<std::vector<int>> ranks_of_node;
+  std::vector<int> group_of_rank;  // index into ranks_of_node
+  std::vector<int> local_of_rank;  // index among its node's ranks
+  int min_ranks_per_node = 1;
+
+  // node_of_rank empty: every rank on one node.
+  static NodeIndex of(int nranks, const std::vector<int>& node_of_rank);
+};
 
 struct Topology {
   int nranks = 1;
@@ -17,9 +31,18 @@ struct Topology {
   // This rank's node has more ranks than CPUs they may run on (the union of
   // their affinity masks): waits then yield at once instead of spinning.
   bool oversubscribed = false;
+  // node_of_rank indexed once (index_nodes()), shared by copies, so that the
+  // schedule of each of p ranks does not rescan all p (the cost model builds
+  // every rank's). Absent: users index on the fly.
+  std::shared_ptr<const NodeIndex> nodes;
+
+  // Call after node_of_rank is final.
+  void index_nodes() { nodes = std::make_shared<const NodeIndex>(NodeIndex::of(nranks, node_of_rank)); }
 
   static Topology single_node(int nranks, size_t shared_bytes = 0) {
-    return {nranks, 1, nranks, std::vector<int>(static_cast<size_t>(nranks), 0), shared_bytes};
+    Topology t{nranks, 1, nranks, std::vector<int>(static_cast<size_t>(nranks), 0), shared_bytes};
+    t.index_nodes();
+    return t;
   }
 };
 

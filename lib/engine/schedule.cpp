@@ -53,11 +53,21 @@ size_t Schedule::bytes_sent() const {
 
 ScheduleBuilder::ScheduleBuilder(const CollArgs& args, int rank, int nranks,
                                  size_t shared_capacity)
-    : ScheduleBuilder(args, rank, Topology::single_node(nranks, shared_capacity)) {}
+    : args_(args),
+      own_topo_(Topology::single_node(nranks, shared_capacity)),
+      topo_(&own_topo_),
+      comm_rank_(rank),
+      rank_(rank),
+      nranks_(nranks),
+      shared_capacity_(shared_capacity) {
+  sched_.dtype = args.dtype;
+  sched_.op = args.op;
+  sched_.nranks = nranks;
+}
 
 ScheduleBuilder::ScheduleBuilder(const CollArgs& args, int rank, const Topology& topo)
     : args_(args),
-      topo_(topo),
+      topo_(&topo),
       comm_rank_(rank),
       rank_(rank),
       nranks_(topo.nranks),
@@ -73,8 +83,8 @@ ScheduleBuilder::GroupScope ScheduleBuilder::within(std::vector<int> members) {
   if (me == members.end())
     fail(TUTTI_ERR_INTERNAL, "rank ", comm_rank_, " builds steps for a group it is not in");
   for (int m : members)
-    if (m < 0 || m >= topo_.nranks)
-      fail(TUTTI_ERR_INTERNAL, "schedule group names rank ", m, " of ", topo_.nranks);
+    if (m < 0 || m >= topo_->nranks)
+      fail(TUTTI_ERR_INTERNAL, "schedule group names rank ", m, " of ", topo_->nranks);
   // Close the round first: a round's steps all belong to one group.
   end_round();
   rank_ = static_cast<int>(me - members.begin());
@@ -87,7 +97,7 @@ void ScheduleBuilder::leave_group() {
   end_round();
   members_.clear();
   rank_ = comm_rank_;
-  nranks_ = topo_.nranks;
+  nranks_ = topo_->nranks;
 }
 
 int ScheduleBuilder::to_comm_rank(int peer) const {
@@ -122,6 +132,7 @@ void ScheduleBuilder::note_shared(const Step& step) {
 }
 
 void ScheduleBuilder::add_comm(Step step, size_t chunk_bytes) {
+  ++requests_;
   check_peer(step.peer);
   step.peer = to_comm_rank(step.peer);
   note_shared(step);
@@ -143,6 +154,7 @@ void ScheduleBuilder::add_comm(Step step, size_t chunk_bytes) {
 }
 
 void ScheduleBuilder::add_local(Step step) {
+  ++requests_;
   if (step.bytes == 0) return;
   note_shared(step);
   if (!comm_.empty()) end_round();
@@ -170,16 +182,19 @@ void ScheduleBuilder::recv_reduce(int peer, BufRef dst, BufRef operand, BufRef l
 }
 
 void ScheduleBuilder::signal(int peer) {
+  ++requests_;
   check_peer(peer);
   comm_.push_back({.kind = StepKind::Send, .peer = to_comm_rank(peer), .bytes = 0});
 }
 
 void ScheduleBuilder::wait_signal(int peer) {
+  ++requests_;
   check_peer(peer);
   comm_.push_back({.kind = StepKind::Recv, .peer = to_comm_rank(peer), .bytes = 0});
 }
 
 void ScheduleBuilder::shm_signal(int peer, BufRef src, size_t bytes) {
+  ++requests_;
   check_peer(peer);
   check_inline(bytes);
   sched_.uses_shared = true;
@@ -188,6 +203,7 @@ void ScheduleBuilder::shm_signal(int peer, BufRef src, size_t bytes) {
 }
 
 void ScheduleBuilder::shm_wait(int peer, BufRef dst, size_t bytes) {
+  ++requests_;
   check_peer(peer);
   check_inline(bytes);
   sched_.uses_shared = true;
@@ -197,7 +213,7 @@ void ScheduleBuilder::shm_wait(int peer, BufRef dst, size_t bytes) {
 
 void ScheduleBuilder::check_inline(size_t bytes) const {
   // The segment's flag lines are laid out for the whole communicator.
-  const int p = topo_.nranks;
+  const int p = topo_->nranks;
   if (bytes > SharedSegment::carry_bytes(p))
     fail(TUTTI_ERR_INTERNAL, "a shared-memory signal on ", p, " ranks carries at most ",
          SharedSegment::carry_bytes(p), " bytes, not ", bytes);
@@ -214,7 +230,7 @@ void ScheduleBuilder::reduce(BufRef dst, BufRef a, BufRef b, size_t bytes) {
 }
 
 void ScheduleBuilder::finalize(BufRef dst, size_t bytes) {
-  if (args_.op != Op::Avg || topo_.nranks == 1) return;
+  if (args_.op != Op::Avg || topo_->nranks == 1) return;
   check_elements(bytes, "finalize");
   add_local({.kind = StepKind::Divide, .bytes = bytes, .dst = dst});
 }

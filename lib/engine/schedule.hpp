@@ -114,15 +114,18 @@ class ScheduleBuilder {
   // shared_capacity: bytes of the node's shared segment available to the
   // schedule (0: none; shared-memory algorithms refuse then).
   ScheduleBuilder(const CollArgs& args, int rank, int nranks, size_t shared_capacity = 0);
-  // The same on a communicator of `topo`'s shape (its nodes, its segment).
+  // The same on a communicator of `topo`'s shape (its nodes, its segment),
+  // which must outlive the builder.
   ScheduleBuilder(const CollArgs& args, int rank, const Topology& topo);
+  ScheduleBuilder(const ScheduleBuilder&) = delete;
+  ScheduleBuilder& operator=(const ScheduleBuilder&) = delete;
 
   const CollArgs& args() const { return args_; }
   // This rank and the rank count, inside a group scope those of the group.
   int rank() const { return rank_; }
   int nranks() const { return nranks_; }
   // The communicator's shape and this rank in it, whatever the scope.
-  const Topology& topology() const { return topo_; }
+  const Topology& topology() const { return *topo_; }
   int comm_rank() const { return comm_rank_; }
   size_t elem_size() const { return args_.elem_size(); }
   size_t shared_capacity() const { return shared_capacity_; }
@@ -187,6 +190,9 @@ class ScheduleBuilder {
   [[nodiscard]] GroupScope within(std::vector<int> members);
 
   Schedule finish();
+  // Steps asked for so far, zero-byte ones included: the work of building
+  // (the cost model's measure of what a schedule costs to simulate).
+  size_t requests() const { return requests_; }
 
  private:
   void add_comm(Step step, size_t chunk_bytes);
@@ -199,13 +205,15 @@ class ScheduleBuilder {
   void leave_group();
 
   const CollArgs& args_;
-  Topology topo_;
+  Topology own_topo_;           // the first constructor's single node
+  const Topology* topo_;        // the caller's (it outlives the builder), or own_topo_
   int comm_rank_;
   int rank_, nranks_;           // in the current group (the communicator outside one)
   std::vector<int> members_;    // the current group; empty: the communicator
   size_t shared_capacity_;
   Schedule sched_;
   std::vector<Step> local_, comm_;  // the open round
+  size_t requests_ = 0;
 };
 
 // Structural checks on one rank's schedule: the hazards listed above and

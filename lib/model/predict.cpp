@@ -260,6 +260,7 @@ Topology model_topology(int nranks, int ranks_per_node) {
   t.node_of_rank.resize(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) t.node_of_rank[static_cast<size_t>(r)] = r / ranks_per_node;
   if (t.nnodes == 1) t.shared_bytes = default_node_memory_bytes(nranks);
+  t.index_nodes();
   return t;
 }
 
@@ -286,17 +287,32 @@ Prediction predict_representative(const algos::Algorithm& algo, const CollArgs& 
 
 Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
                    const Machine& machine, size_t max_steps) {
-  Prediction p;
   if (auto why = not_modelled(algo, args, topo)) {
-    p.error = *why;
-    return p;
+    Prediction refused;
+    refused.error = *why;
+    return refused;
   }
-  std::vector<RankState> ranks(static_cast<size_t>(topo.nranks));
-  size_t steps = 0;
-  for (int r = 0; r < topo.nranks; ++r) {
-    ranks[static_cast<size_t>(r)].schedule = build_schedule(algo, args, topo, r);
-    steps += ranks[static_cast<size_t>(r)].schedule.steps.size();
-    if (steps > max_steps) {
+  // Three ranks' schedules first: where they say that all p would exceed
+  // the limit, do not build towards it (at 16,384 ranks that costs seconds
+  // and gigabytes). Work counts zero-byte steps too: a ring of 8 bytes on
+  // p ranks asks for p^2 steps and drops nearly all.
+  const int p = topo.nranks;
+  auto work = [](const Schedule& s, size_t requests) { return std::max(s.steps.size(), requests); };
+  size_t sampled = 0;
+  for (int r : {0, p / 2, p - 1}) {
+    size_t requests = 0;
+    sampled += work(build_schedule(algo, args, topo, r, &requests), requests);
+  }
+  if (sampled / 3 * static_cast<size_t>(p) > max_steps)
+    return predict_representative(algo, args, topo, machine);
+  std::vector<RankState> ranks(static_cast<size_t>(p));
+  size_t total = 0;
+  for (int r = 0; r < p; ++r) {
+    size_t requests = 0;
+    Schedule& s = ranks[static_cast<size_t>(r)].schedule;
+    s = build_schedule(algo, args, topo, r, &requests);
+    total += work(s, requests);
+    if (total > max_steps) {
       ranks.clear();
       return predict_representative(algo, args, topo, machine);
     }

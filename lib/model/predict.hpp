@@ -33,7 +33,7 @@ struct Prediction {
 // (model/representative.hpp), and the prediction is refused (error set) where it
 // is not, rather than slow.
 Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
-                   const Machine& machine, size_t max_steps = size_t{40} << 20);
+                   const Machine& machine, size_t max_steps = size_t{4} << 20);
 
 // The same on node 0's ranks standing for all (model/representative.hpp),
 // whatever the size; error set where the schedule is not symmetric.

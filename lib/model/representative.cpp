@@ -36,9 +36,10 @@ bool same_but_moved(const Schedule& a, const Schedule& b, int shift, int p) {
 }  // namespace
 
 Schedule build_schedule(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
-                        int rank) {
+                        int rank, size_t* requests) {
   ScheduleBuilder b(args, rank, topo);
   algo.build(b);
+  if (requests) *requests = b.requests();
   return b.finish();
 }
 

@@ -32,9 +32,11 @@
 
 namespace tutti::model {
 
-// One rank's schedule of `algo` for the call, on a communicator of `topo`'s shape.
+// One rank's schedule of `algo` for the call, on a communicator of `topo`'s
+// shape; `requests`, if given, gets the steps the builder was asked for
+// (ScheduleBuilder::requests).
 Schedule build_schedule(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
-                        int rank);
+                        int rank, size_t* requests = nullptr);
 
 struct Representatives {
   int ranks_per_node = 0;

@@ -148,6 +148,7 @@ Topology sim_topology(int nranks, const SimOptions& options) {
   t.nnodes = static_cast<int>(per_node.size());
   t.max_ranks_per_node = *std::max_element(per_node.begin(), per_node.end());
   t.shared_bytes = 0;
+  t.index_nodes();
   return t;
 }
 
