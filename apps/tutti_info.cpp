@@ -16,6 +16,7 @@
 #include "tuning/config.hpp"
 #include "tuning/dispatch.hpp"
 #include "tuning/file.hpp"
+#include "tuning/model_choice.hpp"
 #include "tutti/tutti.h"
 #include "tutti_config.h"
 #if TUTTI_HAVE_UCX
@@ -143,7 +144,9 @@ int explain(const ExplainRequest& q) {
       load_user_tuning(cfg.tune, cfg.tuning_file, cfg.tuning_strict, JobShape::of(topo));
   const std::string tuning_text = tuning.describe();
   for (const std::string& w : tuning.warnings) std::printf("warning:    %s\n", w.c_str());
-  Dispatcher dispatcher(std::move(tuning.table), topo);
+  const model::Machine machine =
+      cfg.machine_file.empty() ? model::Machine{} : model::load_machine(cfg.machine_file);
+  Dispatcher dispatcher(std::move(tuning.table), topo, machine);
   // A one-node job gets a shared segment of this size (as tutti_comm_create
   // allocates it), so the shared-memory algorithms are candidates.
   if (q.nodes == 1 && q.ranks > 1)
@@ -177,6 +180,27 @@ int explain(const ExplainRequest& q) {
                   rule_to_string(*r).c_str());
   if (!matched) std::printf("rules:      none match\n");
   const Decision d = dispatcher.select(a, forced, "forced by " + algo_env_name(q.coll));
+  if (d.model) {
+    // The cost model's predictions behind a choice on a job shape the
+    // built-in rules were not measured on (tuning/model_choice.hpp).
+    std::printf("model:      machine %s; predicted at count %zu\n",
+                cfg.machine_file.empty() ? "built-in" : cfg.machine_file.c_str(),
+                d.model->class_count);
+    for (const ModelEstimate& e : d.model->estimates) {
+      if (e.error.empty())
+        std::printf("            %-20s %12.1f us\n", std::string(e.algorithm->name).c_str(), e.us);
+      else
+        std::printf("            %-20s %12s    (%s)\n", std::string(e.algorithm->name).c_str(), "-",
+                    e.error.c_str());
+    }
+  } else if (model_decides(a, topo)) {
+    std::printf("model:      not asked (decided before it: forced, or a rule of your table)\n");
+  } else {
+    std::printf("model:      not asked (%s)\n",
+                q.memory != MemoryType::Host   ? "device buffers: the model knows host costs only"
+                : q.coll == Collective::Alltoallv ? "alltoallv counts differ per call"
+                : "the built-in rules were measured on this job shape");
+  }
   for (const Decision::Refused& r : d.refused)
     std::printf("refused:    %-20s (%s): %s\n", r.algorithm.c_str(), r.origin.c_str(), r.why.c_str());
   std::printf("chosen:     %s (%s)%s\n", std::string(d.algorithm->name).c_str(), d.reason.c_str(),

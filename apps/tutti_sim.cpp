@@ -4,11 +4,15 @@
 //
 //   tutti-sim --collectives all --ranks 2,8,64,512 --ranks-per-node 8
 //             --min-bytes 8 --max-bytes 1G [--machine FILE] [--csv]
+#include <algorithm>
+#include <atomic>
+#include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "algos/registry.hpp"
@@ -29,15 +33,18 @@ struct Options {
   std::string machine_file;
   bool csv = false;
   bool why = false;  // say on stderr why an algorithm has no prediction
+  int threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 };
 
 const char* kUsage =
     "usage: tutti-sim [--collectives all|NAME,...] [--ranks N,...] [--ranks-per-node N]\n"
     "                 [--min-bytes B] [--max-bytes B] [--factor F] [--machine FILE] [--csv] [--why]\n"
+    "                 [--threads N]\n"
     "Predicted time of every algorithm (cost model: schedules run in virtual time)\n"
     "and the dispatcher's choice, per collective, rank count and message size.\n"
     "alltoallv (per-call counts) is not modelled; nor is the MPI library's own collective.\n"
-    "--why: say on stderr why an algorithm has no row (refused, or too large to simulate).\n";
+    "--why: say on stderr why an algorithm has no row (refused, or too large to simulate)\n"
+    "and which rows are extrapolated. --threads N: simulations at once (default: every core).\n";
 
 std::vector<std::string> split(const std::string& s) {
   std::vector<std::string> out;
@@ -74,6 +81,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--machine") o.machine_file = value();
     else if (a == "--csv") o.csv = true;
     else if (a == "--why") o.why = true;
+    else if (a == "--threads") o.threads = static_cast<int>(apps::parse_int(value(), a, 1, 1024));
     else if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       std::exit(0);
@@ -94,11 +102,109 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
+void appendf(std::string& out, const char* format, ...) __attribute__((format(printf, 2, 3)));
+void appendf(std::string& out, const char* format, ...) {
+  va_list args, again;
+  va_start(args, format);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  if (n > 0) {
+    const size_t at = out.size();
+    out.resize(at + static_cast<size_t>(n) + 1);
+    std::vsnprintf(out.data() + at, static_cast<size_t>(n) + 1, format, again);
+    out.resize(at + static_cast<size_t>(n));
+  }
+  va_end(again);
+}
+
 struct Row {
   std::string algorithm;
   std::optional<double> us;  // none: not modelled (mpi)
   bool chosen = false;
 };
+
+// One (collective, rank count) of the grid: its rows as text, and on
+// `why` the reasons for missing rows (--why).
+std::string simulate(const Options& o, const model::Machine& machine, Collective coll, int p,
+                     std::string& why) {
+  std::string out;
+    const Topology topo = model::model_topology(p, o.ranks_per_node);
+    const Dispatcher dispatcher(TuningTable{}, topo, machine);
+    std::vector<uint64_t> sizes;
+    if (coll == Collective::Barrier) sizes.push_back(0);
+    else
+      for (uint64_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) sizes.push_back(b);
+    for (uint64_t bytes : sizes) {
+      CollArgs args{.coll = coll, .dtype = Datatype::Float32, .op = Op::Sum};
+      args.count = count_for_message_bytes(coll, bytes, args.dtype, p);
+      if (coll != Collective::Barrier && args.count == 0) continue;
+      const Decision d = dispatcher.select(args, "", "");
+      std::vector<Row> rows;
+      // Where the dispatcher asked the model at this very count, its
+      // predictions are the ones to print (and cost nothing again).
+      const bool reuse = d.model && d.model->class_count == args.count;
+      for (const algos::Algorithm* a : algos::algorithms_for(coll)) {
+        const bool chosen = d.algorithm == a;
+        if (a->is_mpi()) {
+          if (chosen) rows.push_back({std::string(a->name), std::nullopt, true});
+          continue;
+        }
+        CollArgs with_params = args;
+        if (chosen) with_params.params = d.params;
+        const ModelEstimate* known = nullptr;
+        if (reuse)
+          for (const ModelEstimate& e : d.model->estimates)
+            if (e.algorithm == a) known = &e;
+        model::Prediction pr;
+        if (known) {
+          pr.us = known->us;
+          pr.error = known->error;
+          pr.extrapolated = known->extrapolated;
+        } else {
+          pr = model::predict(*a, with_params, topo, machine);
+        }
+        if (!pr.error.empty()) {  // refused, or too large to simulate
+          if (o.why)
+            appendf(why, "%s %d ranks %llu B %s: %s\n",
+                         std::string(collective_name(coll)).c_str(), p,
+                         static_cast<unsigned long long>(bytes), std::string(a->name).c_str(),
+                         pr.error.c_str());
+          continue;
+        }
+        if (o.why && pr.extrapolated)
+          appendf(why, "%s %d ranks %llu B %s: extrapolated from smaller counts\n",
+                       std::string(collective_name(coll)).c_str(), p,
+                       static_cast<unsigned long long>(bytes), std::string(a->name).c_str());
+        rows.push_back({std::string(a->name), pr.us, chosen});
+      }
+      if (o.csv) {
+        for (const Row& r : rows) {
+          appendf(out, "%s,%d,%d,%llu,%s,", std::string(collective_name(coll)).c_str(), p,
+                      topo.nnodes, static_cast<unsigned long long>(bytes), r.algorithm.c_str());
+          if (r.us) appendf(out, "%.3f", *r.us);
+          appendf(out, ",%d\n", r.chosen ? 1 : 0);
+        }
+        continue;
+      }
+      const Row* best = nullptr;
+      const Row* chosen = nullptr;
+      for (const Row& r : rows) {
+        if (r.us && (!best || *r.us < *best->us)) best = &r;
+        if (r.chosen) chosen = &r;
+      }
+      if (!best) continue;
+      appendf(out, "%-15s %6d %5d %9s  %-24s %12.2f  %-24s ",
+                  std::string(collective_name(coll)).c_str(), p, topo.nnodes,
+                  apps::human_bytes(bytes).c_str(), best->algorithm.c_str(), *best->us,
+                  chosen ? chosen->algorithm.c_str() : "(not modelled)");
+      if (chosen && chosen->us)
+        appendf(out, "%12.2f %6.2f\n", *chosen->us, *chosen->us / *best->us);
+      else
+        appendf(out, "%12s %6s\n", "-", "-");
+    }
+  return out;
+}
 
 }  // namespace
 
@@ -111,65 +217,36 @@ int main(int argc, char** argv) {
     else
       std::printf("%-15s %6s %5s %9s  %-24s %12s  %-24s %12s %6s\n", "collective", "ranks",
                   "nodes", "bytes", "best (model)", "us", "chosen (dispatcher)", "us", "ratio");
-    for (Collective coll : o.collectives) {
-      for (int p : o.ranks) {
-        const Topology topo = model::model_topology(p, o.ranks_per_node);
-        const Dispatcher dispatcher(TuningTable{}, topo);
-        std::vector<uint64_t> sizes;
-        if (coll == Collective::Barrier) sizes.push_back(0);
-        else
-          for (uint64_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) sizes.push_back(b);
-        for (uint64_t bytes : sizes) {
-          CollArgs args{.coll = coll, .dtype = Datatype::Float32, .op = Op::Sum};
-          args.count = count_for_message_bytes(coll, bytes, args.dtype, p);
-          if (coll != Collective::Barrier && args.count == 0) continue;
-          const Decision d = dispatcher.select(args, "", "");
-          std::vector<Row> rows;
-          for (const algos::Algorithm* a : algos::algorithms_for(coll)) {
-            const bool chosen = d.algorithm == a;
-            if (a->is_mpi()) {
-              if (chosen) rows.push_back({std::string(a->name), std::nullopt, true});
-              continue;
-            }
-            CollArgs with_params = args;
-            if (chosen) with_params.params = d.params;
-            const model::Prediction pr = model::predict(*a, with_params, topo, machine);
-            if (!pr.error.empty()) {  // refused, or too large to simulate
-              if (o.why)
-                std::fprintf(stderr, "%s %d ranks %llu B %s: %s\n",
-                             std::string(collective_name(coll)).c_str(), p,
-                             static_cast<unsigned long long>(bytes), std::string(a->name).c_str(),
-                             pr.error.c_str());
-              continue;
-            }
-            rows.push_back({std::string(a->name), pr.us, chosen});
-          }
-          if (o.csv) {
-            for (const Row& r : rows) {
-              std::printf("%s,%d,%d,%llu,%s,", std::string(collective_name(coll)).c_str(), p,
-                          topo.nnodes, static_cast<unsigned long long>(bytes), r.algorithm.c_str());
-              if (r.us) std::printf("%.3f", *r.us);
-              std::printf(",%d\n", r.chosen ? 1 : 0);
-            }
-            continue;
-          }
-          const Row* best = nullptr;
-          const Row* chosen = nullptr;
-          for (const Row& r : rows) {
-            if (r.us && (!best || *r.us < *best->us)) best = &r;
-            if (r.chosen) chosen = &r;
-          }
-          if (!best) continue;
-          std::printf("%-15s %6d %5d %9s  %-24s %12.2f  %-24s ",
-                      std::string(collective_name(coll)).c_str(), p, topo.nnodes,
-                      apps::human_bytes(bytes).c_str(), best->algorithm.c_str(), *best->us,
-                      chosen ? chosen->algorithm.c_str() : "(not modelled)");
-          if (chosen && chosen->us)
-            std::printf("%12.2f %6.2f\n", *chosen->us, *chosen->us / *best->us);
-          else
-            std::printf("%12s %6s\n", "-", "-");
+    // Every (collective, rank count) is independent: run them on every
+    // core, print in order.
+    struct Task {
+      Collective coll;
+      int p;
+      std::string out, why;
+    };
+    std::vector<Task> tasks;
+    for (Collective coll : o.collectives)
+      for (int p : o.ranks) tasks.push_back({coll, p, {}, {}});
+    std::atomic<size_t> next{0};
+    std::vector<std::string> errors(tasks.size());
+    auto worker = [&] {
+      for (size_t i; (i = next++) < tasks.size();) {
+        try {
+          tasks[i].out = simulate(o, machine, tasks[i].coll, tasks[i].p, tasks[i].why);
+        } catch (const Error& e) {
+          errors[i] = e.what();
         }
       }
+    };
+    std::vector<std::thread> threads;
+    const int nthreads = std::max(1, std::min<int>(o.threads, static_cast<int>(tasks.size())));
+    for (int t = 1; t < nthreads; ++t) threads.emplace_back(worker);
+    worker();
+    for (std::thread& t : threads) t.join();
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      if (!errors[i].empty()) throw Error(TUTTI_ERR_INTERNAL, errors[i]);
+      std::fputs(tasks[i].why.c_str(), stderr);
+      std::fputs(tasks[i].out.c_str(), stdout);
     }
     return 0;
   } catch (const Error& e) {

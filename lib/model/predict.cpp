@@ -1,6 +1,7 @@
 #include "model/predict.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <queue>
 #include <unordered_map>
@@ -49,8 +50,9 @@ class VirtualRun {
  public:
   // representative_l > 0: the ranks run are node 0's, of that many ranks,
   // standing for every node's (model/representative.hpp).
-  VirtualRun(const Topology& topo, const Machine& m, int representative_l = 0)
-      : topo_(topo), m_(m), rep_l_(representative_l) {
+  VirtualRun(const Topology& topo, const Machine& m, int representative_l = 0,
+             Symmetry symmetry = Symmetry::Shift)
+      : topo_(topo), m_(m), rep_l_(representative_l), symmetry_(symmetry) {
     const int nodes = std::max(1, topo.nnodes);
     egress_.assign(static_cast<size_t>(nodes * m.nics_per_node), 0);
     ingress_ = egress_;
@@ -138,7 +140,7 @@ class VirtualRun {
   // whole nodes so that its receiver is on node 0.
   MessageKey key(int src, int dst, uint32_t index) const {
     if (rep_l_ == 0) return {src, dst, index};
-    return {moved_sender(src, dst, rep_l_, topo_.nranks), dst % rep_l_, index};
+    return {moved_sender(src, dst, rep_l_, topo_.nranks, symmetry_), dst % rep_l_, index};
   }
 
   bool eager(size_t bytes) const { return static_cast<double>(bytes) <= m_.eager_bytes; }
@@ -234,6 +236,7 @@ class VirtualRun {
   const Topology& topo_;
   const Machine& m_;
   int rep_l_ = 0;
+  Symmetry symmetry_ = Symmetry::Shift;
   std::vector<RankState>* ranks_ = nullptr;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::unordered_map<MessageKey, Posted, MessageKeyHash> sends_, recvs_;
@@ -280,31 +283,45 @@ Prediction predict_representative(const algos::Algorithm& algo, const CollArgs& 
   }
   std::vector<RankState> ranks(reps.schedules.size());
   for (size_t r = 0; r < ranks.size(); ++r) ranks[r].schedule = std::move(reps.schedules[r]);
-  p = VirtualRun(topo, machine, reps.ranks_per_node).run(ranks);
+  p = VirtualRun(topo, machine, reps.ranks_per_node, reps.symmetry).run(ranks);
   p.representative = true;
   return p;
 }
 
-Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
-                   const Machine& machine, size_t max_steps) {
+namespace {
+
+// The work of building (and running) one rank's schedule: its steps, or
+// the steps its builder was asked for where more (zero-byte steps are
+// dropped: a ring of 8 bytes on p ranks asks for p^2 and keeps few).
+size_t work(const Schedule& s, size_t requests) { return std::max(s.steps.size(), requests); }
+
+// The work of all p ranks' schedules, from three of them: the median times
+// p (the median, because a root may do p times what the others do).
+size_t estimated_work(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo) {
+  const int p = topo.nranks;
+  size_t sampled[3];
+  const int samples[3] = {0, p / 2, p - 1};
+  for (int i = 0; i < 3; ++i) {
+    size_t requests = 0;
+    sampled[i] = work(build_schedule(algo, args, topo, samples[i], &requests), requests);
+  }
+  std::sort(sampled, sampled + 3);
+  return sampled[1] * static_cast<size_t>(p);
+}
+
+// Exactly, or on representative ranks; no extrapolation.
+Prediction predict_once(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                        const Machine& machine, size_t max_steps) {
   if (auto why = not_modelled(algo, args, topo)) {
     Prediction refused;
     refused.error = *why;
     return refused;
   }
-  // Three ranks' schedules first: where they say that all p would exceed
-  // the limit, do not build towards it (at 16,384 ranks that costs seconds
-  // and gigabytes). Work counts zero-byte steps too: a ring of 8 bytes on
-  // p ranks asks for p^2 steps and drops nearly all.
-  const int p = topo.nranks;
-  auto work = [](const Schedule& s, size_t requests) { return std::max(s.steps.size(), requests); };
-  size_t sampled = 0;
-  for (int r : {0, p / 2, p - 1}) {
-    size_t requests = 0;
-    sampled += work(build_schedule(algo, args, topo, r, &requests), requests);
-  }
-  if (sampled / 3 * static_cast<size_t>(p) > max_steps)
+  // Where three ranks' schedules say that all p would exceed the limit, do
+  // not build towards it (at 16,384 ranks that costs seconds and gigabytes).
+  if (estimated_work(algo, args, topo) > max_steps)
     return predict_representative(algo, args, topo, machine);
+  const int p = topo.nranks;
   std::vector<RankState> ranks(static_cast<size_t>(p));
   size_t total = 0;
   for (int r = 0; r < p; ++r) {
@@ -318,6 +335,68 @@ Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Top
     }
   }
   return VirtualRun(topo, machine).run(ranks);
+}
+
+// Large messages of schedules too big to run exactly and not symmetric
+// (rooted trees and pipelines of many chunks): once the pipeline is full
+// their time grows by the same amount per chunk, so it is affine in the
+// message size. Predicts at the three largest counts c/4, c/2 and c
+// (halving from the call's) whose runs fit half the limit; where the two
+// slopes agree within 10% (the pipeline is full by c/4), extends the line
+// to the call's count, marked `extrapolated`; otherwise no prediction.
+Prediction extrapolate(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                       const Machine& machine, size_t max_steps, const Prediction& too_large) {
+  CollArgs at = args;
+  int attempts = 3;  // runs that turned out too large after all (each costs up to the limit)
+  while (at.count >= 8 && attempts > 0) {
+    at.count /= 2;
+    if (estimated_work(algo, at, topo) > max_steps / 2) continue;  // cheap: three ranks
+    double us[3];
+    size_t counts[3];
+    bool too_large_still = false;
+    for (int i = 0; i < 3 && !too_large_still; ++i) {
+      CollArgs smaller = at;
+      smaller.count = at.count >> i;
+      const Prediction pr = predict_once(algo, smaller, topo, machine, max_steps / 2);
+      if (!pr.error.empty() && pr.representative) {  // the estimate was low: halve again
+        too_large_still = true;
+        --attempts;
+        continue;
+      }
+      if (!pr.error.empty()) {
+        Prediction failed = too_large;
+        failed.error += str("; nor at count ", smaller.count, " (to extrapolate from): ", pr.error);
+        return failed;
+      }
+      us[i] = pr.us;
+      counts[i] = smaller.count;
+    }
+    if (too_large_still) continue;
+    const double upper = (us[0] - us[1]) / static_cast<double>(counts[0] - counts[1]);
+    const double lower = (us[1] - us[2]) / static_cast<double>(counts[1] - counts[2]);
+    if (upper < 0 || std::abs(upper - lower) > 0.1 * upper) {
+      Prediction failed = too_large;
+      failed.error += str("; the time is not affine in the size at counts ", counts[2], "-",
+                          counts[0], " (to extrapolate from)");
+      return failed;
+    }
+    Prediction p;
+    p.us = us[0] + upper * static_cast<double>(args.count - counts[0]);
+    p.extrapolated = true;
+    return p;
+  }
+  return too_large;
+}
+
+}  // namespace
+
+Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                   const Machine& machine, size_t max_steps) {
+  Prediction p = predict_once(algo, args, topo, machine, max_steps);
+  // Too large to run exactly, and not symmetric.
+  if (!p.error.empty() && p.representative)
+    return extrapolate(algo, args, topo, machine, max_steps, p);
+  return p;
 }
 
 }  // namespace tutti::model

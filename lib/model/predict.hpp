@@ -26,12 +26,16 @@ struct Prediction {
   // Simulated on one node's ranks standing for all (model/representative.hpp),
   // because running every rank's schedule would take too long.
   bool representative = false;
+  // Too large to run and not symmetric: the line through two smaller
+  // counts' predictions, extended (predict.cpp: extrapolate). Not exact.
+  bool extrapolated = false;
 };
 
 // Every rank's schedule is built and run exactly; beyond `max_steps` steps
 // in all, one node's ranks stand for all where the schedule is symmetric
-// (model/representative.hpp), and the prediction is refused (error set) where it
-// is not, rather than slow.
+// (model/representative.hpp); where it is not, the time is extrapolated
+// from smaller counts (affine in the size; `extrapolated` set), and refused
+// (error set) where even that fails, rather than slow.
 Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
                    const Machine& machine, size_t max_steps = size_t{4} << 20);
 

@@ -1,5 +1,6 @@
 #include "model/representative.hpp"
 
+#include <bit>
 #include <optional>
 
 #include "base/status.hpp"
@@ -17,8 +18,8 @@ std::optional<int> uniform_ranks_per_node(const Topology& t) {
   return l;
 }
 
-// `b` is `a` with every peer moved by `shift` ranks.
-bool same_but_moved(const Schedule& a, const Schedule& b, int shift, int p) {
+// `b` is `a` with every peer moved by `shift` ranks (Xor: xor'ed with it).
+bool same_but_moved(const Schedule& a, const Schedule& b, int shift, int p, Symmetry s) {
   if (a.steps.size() != b.steps.size() || a.rounds.size() != b.rounds.size()) return false;
   for (size_t i = 0; i < a.rounds.size(); ++i)
     if (a.rounds[i].begin != b.rounds[i].begin || a.rounds[i].comm_begin != b.rounds[i].comm_begin ||
@@ -28,7 +29,8 @@ bool same_but_moved(const Schedule& a, const Schedule& b, int shift, int p) {
     const Step& x = a.steps[i];
     const Step& y = b.steps[i];
     if (x.kind != y.kind || x.bytes != y.bytes || x.msg_index != y.msg_index) return false;
-    if (x.is_communication() && (x.peer + shift) % p != y.peer) return false;
+    const int moved = s == Symmetry::Xor ? x.peer ^ shift : (x.peer + shift) % p;
+    if (x.is_communication() && moved != y.peer) return false;
   }
   return true;
 }
@@ -59,17 +61,28 @@ Representatives representatives_of(const algos::Algorithm& algo, const CollArgs&
       return reps;
     }
   }
-  for (int node : {1, nodes / 2}) {
-    if (node <= 0 || node >= nodes) continue;
-    for (int j : {0, l - 1}) {
-      const Schedule moved = build_schedule(algo, args, topo, node * l + j);
-      if (!same_but_moved(reps.schedules[static_cast<size_t>(j)], moved, node * l, p)) {
-        reps.error = str("rank ", node * l + j, " does not do what rank ", j, " does, moved by ",
-                         node, node == 1 ? " node" : " nodes");
-        return reps;
+  // Which symmetry holds: moving by whole nodes, or (powers of two) xor.
+  auto holds = [&](Symmetry s) -> std::string {
+    for (int node : {1, nodes / 2}) {
+      if (node <= 0 || node >= nodes) continue;
+      for (int j : {0, l - 1}) {
+        const int twin = s == Symmetry::Xor ? j ^ (node * l) : node * l + j;
+        const Schedule moved = build_schedule(algo, args, topo, twin);
+        if (!same_but_moved(reps.schedules[static_cast<size_t>(j)], moved, node * l, p, s))
+          return str("rank ", twin, " does not do what rank ", j, " does, moved by ", node,
+                     node == 1 ? " node" : " nodes");
       }
     }
+    return "";
+  };
+  const bool powers_of_two = std::has_single_bit(static_cast<unsigned>(p)) &&
+                             std::has_single_bit(static_cast<unsigned>(l));
+  reps.error = holds(Symmetry::Shift);
+  if (!reps.error.empty() && powers_of_two && holds(Symmetry::Xor).empty()) {
+    reps.error.clear();
+    reps.symmetry = Symmetry::Xor;
   }
+  if (!reps.error.empty()) return reps;
   reps.ranks_per_node = l;
   return reps;
 }

@@ -38,15 +38,23 @@ namespace tutti::model {
 Schedule build_schedule(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
                         int rank, size_t* requests = nullptr);
 
+// How rank r + dL (or r xor dL) does what rank r does.
+enum class Symmetry {
+  Shift,  // rank r + dL, peers moved by dL (mod p): rings, pairwise, linear exchanges
+  Xor,    // rank r xor dL, peers xor dL (p and L powers of two): recursive doubling/halving
+};
+
 struct Representatives {
   int ranks_per_node = 0;
+  Symmetry symmetry = Symmetry::Shift;
   std::vector<Schedule> schedules;  // of ranks 0..ranks_per_node-1
   std::string error;                // why the symmetry does not hold
 };
 
 // Builds node 0's schedules and checks the symmetry on the first and last
 // rank of the next node and of the middle one (same steps, same rounds,
-// peers moved by the same number of ranks). Uneven nodes, ranks not
+// peers moved by the same number of ranks, or else, where p and L are
+// powers of two, xor'ed with the same multiple of L). Uneven nodes, ranks not
 // numbered node by node, shared-memory steps, or a rank that does
 // something else than its counterpart on node 0: error set.
 Representatives representatives_of(const algos::Algorithm& algo, const CollArgs& args,
@@ -54,7 +62,8 @@ Representatives representatives_of(const algos::Algorithm& algo, const CollArgs&
 
 // Moves a message (the k-th from src to dst) by whole nodes so that its
 // receiver is on node 0, of L ranks each, p in all.
-inline int moved_sender(int src, int dst, int l, int p) {
+inline int moved_sender(int src, int dst, int l, int p, Symmetry s = Symmetry::Shift) {
+  if (s == Symmetry::Xor) return src ^ (dst / l * l);
   const long long moved = static_cast<long long>(src) - static_cast<long long>(dst / l) * l;
   return static_cast<int>(((moved % p) + p) % p);
 }

@@ -109,6 +109,7 @@ Config Config::from_environment(bool have_ucx) {
   }
   if (const char* v = env("TUTTI_TUNE")) cfg.tune = v;
   if (const char* v = env("TUTTI_TUNING_FILE")) cfg.tuning_file = v;
+  if (const char* v = env("TUTTI_MACHINE")) cfg.machine_file = v;
   if (const char* v = env("TUTTI_TUNING_STRICT"))
     cfg.tuning_strict = parse_bool("TUTTI_TUNING_STRICT", v);
   if (const char* v = env("TUTTI_DEBUG")) cfg.debug = parse_debug(v);

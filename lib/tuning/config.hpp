@@ -34,6 +34,7 @@ struct Config {
   std::array<std::string, kNumCollectives> forced;
   std::string tune;         // TUTTI_TUNE: inline tuning rules
   std::string tuning_file;  // TUTTI_TUNING_FILE
+  std::string machine_file; // TUTTI_MACHINE: the cost model's machine description
   bool tuning_strict = true;  // TUTTI_TUNING_STRICT
   DebugFlags debug;         // TUTTI_DEBUG
   bool check = false;       // TUTTI_CHECK: agree on call signatures first

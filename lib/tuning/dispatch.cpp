@@ -1,8 +1,19 @@
 #include "tuning/dispatch.hpp"
 
+#include <cstdio>
+
 #include "base/status.hpp"
 
 namespace tutti {
+namespace {
+
+std::string us_text(double us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", us);
+  return buf;
+}
+
+}  // namespace
 
 Decision Dispatcher::select(const CollArgs& args, const std::string& forced,
                             const std::string& forced_origin) const {
@@ -34,9 +45,19 @@ Decision Dispatcher::select(const CollArgs& args, const std::string& forced,
   const uint64_t bytes =
       args.coll == Collective::Alltoallv ? 0 : message_bytes(args, topo_.nranks);
   const CallShape shape{args.coll, bytes, topo_.nranks, topo_.nnodes, args.memory, args.dtype};
-  for (const TuningTable* table : {&user_, &builtin_tuning()})
-    for (const TuningRule* rule : table->matches(shape))
-      if (consider(rule->algorithm, rule->params, str("rule ", rule->origin))) return d;
+  for (const TuningRule* rule : user_.matches(shape))
+    if (consider(rule->algorithm, rule->params, str("rule ", rule->origin))) return d;
+  if (model_decides(args, topo_)) {
+    d.model = model_->choose(args, topo_);
+    for (const ModelEstimate& e : d.model->estimates)
+      if (e.error.empty() &&
+          consider(std::string(e.algorithm->name), {},
+                   str("model: lowest predicted time, ", us_text(e.us), " us at count ",
+                       d.model->class_count)))
+        return d;
+  }
+  for (const TuningRule* rule : builtin_tuning().matches(shape))
+    if (consider(rule->algorithm, rule->params, str("rule ", rule->origin))) return d;
   if (consider("mpi", {}, "no tutti algorithm fits")) return d;
   fail(TUTTI_ERR_UNSUPPORTED, "no algorithm can run ", describe(args));
 }

@@ -1,15 +1,19 @@
 // The dispatcher: picks the algorithm for one call. Candidates, in order:
 // the forced algorithm (tutti_comm_force_algorithm or TUTTI_ALGO_<COLL>),
 // every matching rule of the user's tuning table (TUTTI_TUNE, then the
-// cluster file), every matching built-in rule, and finally "mpi". The first
+// cluster file), on job shapes the built-in rules were not measured on the
+// algorithms by the cost model's predicted time (tuning/model_choice.hpp),
+// every matching built-in rule, and finally "mpi". The first
 // candidate that does not refuse the call wins; every refusal is recorded so
 // that tutti-info --explain and TUTTI_DEBUG=decisions can show it.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "algos/registry.hpp"
+#include "tuning/model_choice.hpp"
 #include "tuning/table.hpp"
 
 namespace tutti {
@@ -22,14 +26,18 @@ struct Decision {
     std::string algorithm, origin, why;
   };
   std::vector<Refused> refused;  // candidates tried before, and why they refused
+  // The cost model's predictions, where the model was asked.
+  std::shared_ptr<const ModelChoice> model;
   // True when a preferred candidate refused and a later one was taken.
   bool fell_back() const { return !refused.empty(); }
 };
 
 class Dispatcher {
  public:
-  Dispatcher(TuningTable user_table, Topology topology)
-      : user_(std::move(user_table)), topo_(std::move(topology)) {}
+  Dispatcher(TuningTable user_table, Topology topology, model::Machine machine = {})
+      : user_(std::move(user_table)),
+        topo_(std::move(topology)),
+        model_(std::make_shared<ModelChooser>(machine)) {}
 
   // `forced` is the algorithm name forced for this collective, or "" (with
   // `forced_origin` saying who forced it).
@@ -44,6 +52,7 @@ class Dispatcher {
  private:
   TuningTable user_;
   Topology topo_;
+  std::shared_ptr<ModelChooser> model_;  // shared by copies, with its cache
 };
 
 }  // namespace tutti

@@ -34,24 +34,23 @@ std::string format_rank_list(const std::vector<int>& r) {
   return out;
 }
 
-UserTuning load_job_tuning(MPI_Comm comm, const Config& cfg, const Topology& topo) {
+namespace {
+
+// Collective: every rank loaded (or failed to load) one thing, `what`,
+// whose content hashes to `hash`. Throws the same Error on every rank: the
+// first failing rank's own error, or TUTTI_ERR_MISMATCH naming the ranks
+// whose hashes differ (`mine` describes this rank's, `hint` says what every
+// rank must see alike).
+void agree_on(MPI_Comm comm, const std::string& what, const std::string& error, Status status,
+              uint64_t hash, const std::string& mine, const std::string& hint) {
   int rank = 0, size = 1;
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
-  UserTuning tuning;
-  std::string error;
-  Status status = TUTTI_SUCCESS;
-  try {
-    tuning = load_user_tuning(cfg.tune, cfg.tuning_file, cfg.tuning_strict, JobShape::of(topo));
-  } catch (const Error& e) {
-    error = e.what();
-    status = e.status();
-  }
   // (failed, hash) of every rank: one O(P) exchange.
-  const uint64_t mine[2] = {error.empty() ? 0u : 1u, tuning.hash};
+  const uint64_t local[2] = {error.empty() ? 0u : 1u, hash};
   std::vector<uint64_t> all(2 * static_cast<size_t>(size));
-  check_mpi(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm),
-            "MPI_Allgather (tuning table hashes)");
+  check_mpi(MPI_Allgather(local, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm),
+            str("MPI_Allgather (", what, " hashes)").c_str());
   std::vector<int> failed;
   std::map<uint64_t, std::vector<int>> by_hash;
   for (int r = 0; r < size; ++r) {
@@ -62,26 +61,57 @@ UserTuning load_job_tuning(MPI_Comm comm, const Config& cfg, const Topology& top
     // Every rank reports the first failing rank's own words.
     const int root = failed.front();
     int code = static_cast<int>(status);
-    uint64_t length = error.size();
-    check_mpi(MPI_Bcast(&code, 1, MPI_INT, root, comm), "MPI_Bcast (tuning error)");
-    check_mpi(MPI_Bcast(&length, 1, MPI_UINT64_T, root, comm), "MPI_Bcast (tuning error)");
-    error.resize(length);
-    check_mpi(MPI_Bcast(error.data(), static_cast<int>(length), MPI_CHAR, root, comm),
-              "MPI_Bcast (tuning error)");
+    std::string text = error;
+    uint64_t length = text.size();
+    const std::string call = str("MPI_Bcast (", what, " error)");
+    check_mpi(MPI_Bcast(&code, 1, MPI_INT, root, comm), call.c_str());
+    check_mpi(MPI_Bcast(&length, 1, MPI_UINT64_T, root, comm), call.c_str());
+    text.resize(length);
+    check_mpi(MPI_Bcast(text.data(), static_cast<int>(length), MPI_CHAR, root, comm), call.c_str());
     const std::string who =
         failed.size() == 1 ? str("rank ", root)
                            : str("ranks ", format_rank_list(failed), "; rank ", root, " says");
-    fail(static_cast<Status>(code), "cannot load the tuning table (", who, "): ", error);
+    fail(static_cast<Status>(code), "cannot load the ", what, " (", who, "): ", text);
   }
   if (by_hash.size() > 1) {
     std::string groups;
-    for (const auto& [hash, ranks] : by_hash)
-      groups += str(groups.empty() ? "" : "; ", format_hash(hash), " on rank",
+    for (const auto& [h, ranks] : by_hash)
+      groups += str(groups.empty() ? "" : "; ", format_hash(h), " on rank",
                     ranks.size() > 1 ? "s " : " ", format_rank_list(ranks));
-    fail(TUTTI_ERR_MISMATCH, "ranks loaded different tuning tables (", groups,
-         "); every rank must see the same TUTTI_TUNE and tuning file. Rank ", rank, " loaded ",
-         tuning.describe());
+    fail(TUTTI_ERR_MISMATCH, "ranks loaded different ", what, "s (", groups, "); ", hint,
+         ". Rank ", rank, " loaded ", mine);
   }
+}
+
+uint64_t machine_hash(const model::Machine& m) {
+  const double fields[] = {m.intra.alpha_us,      m.intra.bytes_per_us,
+                           m.inter.alpha_us,      m.inter.bytes_per_us,
+                           static_cast<double>(m.nics_per_node), m.reduce_bytes_per_us,
+                           m.copy_bytes_per_us,   m.eager_bytes};
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (const unsigned char c : std::string(reinterpret_cast<const char*>(fields), sizeof fields)) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+UserTuning load_job_tuning(MPI_Comm comm, const Config& cfg, const Topology& topo) {
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  UserTuning tuning;
+  std::string error;
+  Status status = TUTTI_SUCCESS;
+  try {
+    tuning = load_user_tuning(cfg.tune, cfg.tuning_file, cfg.tuning_strict, JobShape::of(topo));
+  } catch (const Error& e) {
+    error = e.what();
+    status = e.status();
+  }
+  agree_on(comm, "tuning table", error, status, tuning.hash, tuning.describe(),
+           "every rank must see the same TUTTI_TUNE and tuning file");
   if (rank == 0) {
     warn_once(rank, tuning.warnings);
     if (cfg.debug.any()) log_line(rank, "tuning: " + tuning.describe());
@@ -89,9 +119,25 @@ UserTuning load_job_tuning(MPI_Comm comm, const Config& cfg, const Topology& top
   return tuning;
 }
 
+model::Machine load_job_machine(MPI_Comm comm, const Config& cfg) {
+  model::Machine machine;
+  std::string error;
+  Status status = TUTTI_SUCCESS;
+  try {
+    if (!cfg.machine_file.empty()) machine = model::load_machine(cfg.machine_file);
+  } catch (const Error& e) {
+    error = e.what();
+    status = e.status();
+  }
+  agree_on(comm, "machine description", error, status, machine_hash(machine),
+           cfg.machine_file.empty() ? "the built-in one" : "'" + cfg.machine_file + "'",
+           "every rank must see the same TUTTI_MACHINE file");
+  return machine;
+}
+
 Dispatcher make_dispatcher(MPI_Comm comm, const Config& cfg, Topology topo) {
   UserTuning tuning = load_job_tuning(comm, cfg, topo);
-  return Dispatcher(std::move(tuning.table), std::move(topo));
+  return Dispatcher(std::move(tuning.table), std::move(topo), load_job_machine(comm, cfg));
 }
 
 }  // namespace tutti

@@ -18,7 +18,13 @@ namespace tutti {
 // with TUTTI_DEBUG, where the table came from.
 UserTuning load_job_tuning(MPI_Comm comm, const Config& cfg, const Topology& topo);
 
-// The dispatcher of a new communicator: its topology and user table.
+// Collective over `comm`: the machine description for the cost model
+// (TUTTI_MACHINE, or the built-in one), the same on every rank (checked by
+// hash, failing like load_job_tuning).
+model::Machine load_job_machine(MPI_Comm comm, const Config& cfg);
+
+// The dispatcher of a new communicator: its topology, user table and
+// machine description.
 Dispatcher make_dispatcher(MPI_Comm comm, const Config& cfg, Topology topo);
 
 // "0-2, 5, 7-8".

@@ -139,6 +139,32 @@ int main(int argc, char** argv) {
     const Outcome o = create("allreduce:0-:ring", "");
     expect(o.status == TUTTI_SUCCESS, "after the failures, a consistent table: created (" + o.error + ")");
   }
+  // The cost model's machine description (TUTTI_MACHINE) is agreed on alike.
+  auto machine = [&](const std::string& path, const std::string& text) {
+    std::ofstream(path) << text;
+    return path;
+  };
+  {
+    set("TUTTI_MACHINE", machine(dir + "/m.toml", "[inter]\nalpha_us = 2\n"));
+    const Outcome o = create("", "");
+    expect(o.status == TUTTI_SUCCESS, "the same machine description at per-rank paths: created (" + o.error + ")");
+  }
+  {
+    set("TUTTI_MACHINE", machine(dir + "/m.toml", me == last ? "[inter]\nnics = 4\n" : "[inter]\nnics = 1\n"));
+    const Outcome o = create("", "");
+    expect(o.status == TUTTI_ERR_MISMATCH && contains(o.error, "ranks loaded different machine descriptions") &&
+               contains(o.error, str("on rank ", last)),
+           str("a different machine description on rank ", last, ": TUTTI_ERR_MISMATCH (", o.error, ")"));
+  }
+  {
+    set("TUTTI_MACHINE", machine(dir + "/m.toml", me == 0 ? "[inter]\nspeed = 4\n" : "[inter]\nnics = 1\n"));
+    const Outcome o = create("", "");
+    expect(o.status == TUTTI_ERR_INVALID_ARGUMENT &&
+               contains(o.error, "cannot load the machine description (rank 0)") &&
+               contains(o.error, "unknown key 'inter.speed'"),
+           "a bad machine description on rank 0 only: every rank fails with its message (" + o.error + ")");
+  }
+  set("TUTTI_MACHINE", "");
 
   const std::string rm = "rm -rf " + dir;
   if (std::system(rm.c_str()) != 0) std::fprintf(stderr, "rank %d: cannot remove %s\n", me, dir.c_str());

@@ -22,7 +22,7 @@ class Env {
   Env() {
     // Start from nothing tutti reads, whatever the caller's environment.
     for (const char* name : {"TUTTI_TRANSPORT", "TUTTI_TIMEOUT", "TUTTI_SPIN", "TUTTI_TUNE",
-                             "TUTTI_TUNING_FILE", "TUTTI_TUNING_STRICT", "TUTTI_DEBUG",
+                             "TUTTI_TUNING_FILE", "TUTTI_TUNING_STRICT", "TUTTI_MACHINE", "TUTTI_DEBUG",
                              "TUTTI_CHECK", "TUTTI_TRACE", "TUTTI_SHM_STREAM",
                              "TUTTI_UCX_PEER_ERRORS"})
       set(name, std::nullopt);

@@ -11,6 +11,7 @@
 #include "algos/registry.hpp"
 #include "base/status.hpp"
 #include "model/predict.hpp"
+#include "tuning/dispatch.hpp"
 
 namespace tutti::testing {
 namespace {
@@ -118,7 +119,7 @@ TEST_CASE("model: messages through one NIC queue; a second NIC halves the wait",
 // node and several, small and large messages.
 TEST_CASE("model: one node's ranks standing for all agree with the exact run", "[model]") {
   const model::Machine m;
-  int symmetric = 0;
+  int symmetric = 0, by_xor = 0;
   for (const algos::Algorithm& a : algos::all_algorithms()) {
     if (a.is_mpi() || a.coll == Collective::Alltoallv) continue;
     for (int p : {16, 64}) {
@@ -131,6 +132,10 @@ TEST_CASE("model: one node's ranks standing for all agree with the exact run", "
           const model::Prediction rep = model::predict_representative(a, args, topo, m);
           if (!rep.error.empty()) continue;  // not symmetric: the exact run only
           ++symmetric;
+          // Symmetric under rank xor (node multiple), not under moving.
+          if ((a.coll == Collective::Allgather && a.name == "recursive_doubling") ||
+              (a.coll == Collective::ReduceScatter && a.name == "recursive_halving"))
+            ++by_xor;
           const model::Prediction exact = model::predict(a, args, topo, m);
           INFO(collective_name(a.coll) << " " << a.name << " p=" << p << " per node " << per_node
                                        << " bytes=" << bytes << ": representative " << rep.us
@@ -160,6 +165,9 @@ TEST_CASE("model: one node's ranks standing for all agree with the exact run", "
   // reduce_scatter and alltoall at least (4 algorithms x 2 p x 3 layouts x
   // 3 sizes).
   CHECK(symmetric >= 4 * 2 * 3 * 3);
+  // Recursive doubling allgather and recursive halving reduce_scatter, by
+  // xor, at every p, layout and size.
+  CHECK(by_xor == 2 * 2 * 3 * 3);
 }
 
 TEST_CASE("model: 16,384 ranks on representative ranks; ring allreduce stays flat at 1 GiB", "[model]") {
@@ -214,6 +222,104 @@ TEST_CASE("model: machine descriptions", "[model]") {
   refused("[intra\n", "unclosed section");
   refused("alpha_us\n", "expected 'key = value'");
   CHECK_THROWS_AS(model::load_machine("/nonexistent/machine.toml"), Error);
+}
+
+}  // namespace tutti::testing
+
+namespace tutti::testing {
+
+// Model-driven dispatch (tuning/model_choice.hpp): on job shapes the
+// built-in rules were not measured on, the dispatcher's choice is within
+// 10% of the best time the model predicts for the call, computed here
+// independently of the dispatcher; the predictions are cached per size
+// class; measured shapes keep the built-in rules.
+TEST_CASE("model: the dispatcher follows the model beyond the measured job shapes", "[model]") {
+  const model::Machine m;
+  struct Shape {
+    int ranks, per_node;
+  };
+  for (const Shape s : {Shape{64, 8}, Shape{16, 1}, Shape{48, 4}}) {
+    const Topology topo = model::model_topology(s.ranks, s.per_node);
+    const Dispatcher dispatcher(TuningTable{}, topo, m);
+    for (const Collective coll : kAllCollectives) {
+      if (coll == Collective::Alltoallv) continue;
+      for (uint64_t bytes = coll == Collective::Barrier ? 0 : 64; bytes <= (uint64_t{16} << 20);
+           bytes = bytes == 0 ? uint64_t{1} << 40 : bytes * 16) {
+        CollArgs args{.coll = coll, .dtype = Datatype::Float32, .op = Op::Sum, .root = 1};
+        args.count = count_for_message_bytes(coll, bytes, args.dtype, s.ranks);
+        if (coll != Collective::Barrier && args.count == 0) continue;  // returns before dispatch
+        const Decision d = dispatcher.select(args, "", "");
+        INFO(collective_name(coll) << " " << bytes << " B on " << s.ranks << " ranks, "
+                                   << s.per_node << " per node: " << d.algorithm->name << " ("
+                                   << d.reason << ")");
+        REQUIRE(d.model);
+        CHECK(d.reason.rfind("model:", 0) == 0);
+        // The same call again: the cached predictions, not new ones.
+        CHECK(dispatcher.select(args, "", "").model == d.model);
+        // Every algorithm predicted here, at the class's count.
+        CollArgs at_class = args;
+        at_class.count = d.model->class_count;
+        double best = -1, chosen = -1;
+        for (const algos::Algorithm* a : algos::algorithms_for(coll)) {
+          if (a->is_mpi()) continue;
+          const model::Prediction pr = model::predict(*a, at_class, topo, m);
+          if (!pr.error.empty()) continue;
+          if (best < 0 || pr.us < best) best = pr.us;
+          if (a == d.algorithm) chosen = pr.us;
+        }
+        REQUIRE(best > 0);
+        REQUIRE(chosen > 0);
+        CHECK(chosen <= 1.10 * best);
+      }
+    }
+  }
+  // The emulated cluster's shapes (2-4 nodes of up to 2 ranks) and one node
+  // keep the measured rules; so do device buffers.
+  const Dispatcher two_by_two(TuningTable{}, model::model_topology(4, 2), m);
+  CollArgs args{.coll = Collective::Allreduce, .count = 1024, .dtype = Datatype::Float32};
+  Decision d = two_by_two.select(args, "", "");
+  CHECK_FALSE(d.model);
+  CHECK(d.reason.rfind("rule built-in", 0) == 0);
+  const Dispatcher eight_nodes(TuningTable{}, model::model_topology(16, 2), m);
+  args.memory = MemoryType::Cuda;
+  CHECK_FALSE(eight_nodes.select(args, "", "").model);
+  // A rule of the user's table comes before the model.
+  args.memory = MemoryType::Host;
+  const Dispatcher with_rule(
+      TuningTable({TuningRule{.coll = Collective::Allreduce, .algorithm = "tree", .origin = "test"}}),
+      model::model_topology(16, 2), m);
+  d = with_rule.select(args, "", "");
+  CHECK(d.algorithm->name == "tree");
+  CHECK_FALSE(d.model);
+}
+
+}  // namespace tutti::testing
+
+namespace tutti::testing {
+
+// Schedules too large to run and not symmetric (rooted trees and pipelines
+// of large messages) are extrapolated from smaller counts: against the
+// exact run where both are possible, on a limit small enough to force it.
+TEST_CASE("model: extrapolated large messages agree with the exact run", "[model]") {
+  const model::Machine m;
+  const Topology topo = model::model_topology(64, 8);
+  int extrapolated = 0;
+  for (const algos::Algorithm& a : algos::all_algorithms()) {
+    if (a.is_mpi() || a.coll == Collective::Alltoallv || a.coll == Collective::Barrier) continue;
+    CollArgs args{.coll = a.coll, .dtype = Datatype::Float32, .op = Op::Sum, .root = 5};
+    args.count = count_for_message_bytes(a.coll, size_t{64} << 20, args.dtype, 64);
+    if (a.refuse(args, topo)) continue;
+    const model::Prediction exact = model::predict(a, args, topo, m);
+    REQUIRE(exact.error.empty());
+    if (exact.representative) continue;
+    const model::Prediction small = model::predict(a, args, topo, m, size_t{1} << 14);
+    if (!small.extrapolated) continue;
+    ++extrapolated;
+    INFO(collective_name(a.coll) << " " << a.name << ": exact " << exact.us << " us, extrapolated "
+                                 << small.us << " us");
+    CHECK(small.us == Approx(exact.us).epsilon(0.15));
+  }
+  CHECK(extrapolated >= 6);
 }
 
 }  // namespace tutti::testing

@@ -1,0 +1,67 @@
+"""The tutti-sim grid of docs/SCALE.md (every collective, 8 B-1 GiB, 2-16,384
+ranks of 8 per node) runs to the end, every grid point has a prediction for
+the dispatcher's choice and at least one other algorithm, and wherever the
+model decides (from 64 ranks: beyond the job shapes the built-in rules were
+measured on) the choice is within 10% of the best prediction.
+
+The time is printed; the target is 120 s on a 2-core machine (about 45 s
+here). The check fails only above twice that, so that a slow or shared CI
+machine does not fail it while a lost speed-up (hours) still does.
+"""
+import collections
+import csv
+import io
+import subprocess
+import sys
+import time
+
+COMMAND = ["--collectives", "all", "--ranks", "2,8,64,512,4096,16384", "--ranks-per-node", "8",
+           "--min-bytes", "8", "--max-bytes", "1G", "--csv"]
+TARGET_S = 120
+
+
+def main(sim: str) -> int:
+    start = time.monotonic()
+    run = subprocess.run([sim] + COMMAND, capture_output=True, text=True)
+    elapsed = time.monotonic() - start
+    problems = []
+    if run.returncode != 0:
+        problems.append(f"tutti-sim exited {run.returncode}: {run.stderr.strip()}")
+    rows = list(csv.DictReader(io.StringIO(run.stdout)))
+    points = collections.defaultdict(list)
+    for r in rows:
+        points[(r["collective"], int(r["ranks"]), int(r["bytes"]))].append(r)
+    collectives = {c for c, _, _ in points}
+    expected = {"allreduce", "reduce", "bcast", "allgather", "reduce_scatter", "gather",
+                "scatter", "alltoall", "barrier"}
+    for c in sorted(expected - collectives):
+        problems.append(f"no rows for {c}")
+    for p in (2, 8, 64, 512, 4096, 16384):
+        for c in sorted(expected):
+            if not any(k[0] == c and k[1] == p for k in points):
+                problems.append(f"no rows for {c} on {p} ranks")
+    model_points = 0
+    for key, rs in sorted(points.items()):
+        chosen = [r for r in rs if r["chosen"] == "1"]
+        predicted = [float(r["predicted_us"]) for r in rs if r["predicted_us"]]
+        if len(chosen) != 1 or not chosen[0]["predicted_us"]:
+            problems.append(f"{key}: the dispatcher's choice has no prediction")
+            continue
+        if len(predicted) < 2:
+            problems.append(f"{key}: only {rs[0]['algorithm']} has a prediction")
+        if key[1] >= 64:
+            model_points += 1
+            ratio = float(chosen[0]["predicted_us"]) / min(predicted)
+            if ratio > 1.10:
+                problems.append(f"{key}: chosen {chosen[0]['algorithm']} is {ratio:.2f}x the best")
+    if elapsed > 2 * TARGET_S:
+        problems.append(f"took {elapsed:.0f} s, more than twice the {TARGET_S} s target")
+    for p in problems:
+        print(p)
+    print(f"tutti-sim grid: {len(points)} points, {model_points} decided by the model, "
+          f"{len(rows)} rows in {elapsed:.1f} s (target {TARGET_S} s); {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
