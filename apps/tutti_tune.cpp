@@ -21,6 +21,7 @@
 #include "api/comm.hpp"
 #include "base/status.hpp"
 #include "cli.hpp"
+#include "tune_calibrate.hpp"
 #include "tune_measure.hpp"
 #include "tuning/write.hpp"
 #include "tutti/tutti.h"
@@ -53,6 +54,12 @@ checks each one's results, and writes a tuning file choosing the fastest.
   --csv FILE           also write every measurement as CSV
   --cluster NAME       provenance: cluster name   [$SLURM_CLUSTER_NAME or hostname]
   --dtype NAME         datatype of the measured calls                      [float32]
+  --calibrate FILE     instead of tuning: measure the cost model's machine
+                       description (message latency and bandwidth inside a
+                       node and between nodes, reduction and copy speed) and
+                       write it to FILE, for TUTTI_MACHINE and tutti-sim
+                       --machine (docs/SCALE.md). Run with 2 ranks per node
+                       on 2 nodes to measure both links.
   -h, --help
 
 Sizes are measured in increasing order, every collective at one size before
@@ -67,6 +74,7 @@ struct TuneOptions {
   double time_budget_s = 0;
   double tolerance = 0.05;
   std::string output = "tuning.toml", csv, cluster;
+  std::string calibrate;  // --calibrate FILE: measure the machine description instead
   MeasureOptions measure;
 };
 
@@ -128,6 +136,8 @@ TuneOptions parse_options(int argc, char** argv, bool print_help) {
       o.time_budget_s = parse_double(value(), arg, 0);
     } else if (arg == "--output") {
       o.output = value();
+    } else if (arg == "--calibrate") {
+      o.calibrate = value();
     } else if (arg == "--csv") {
       o.csv = value();
     } else if (arg == "--cluster") {
@@ -418,8 +428,12 @@ int main(int argc, char** argv) {
   int rc = 0;
   try {
     const tutti::apps::TuneOptions options = tutti::apps::parse_options(argc, argv, rank == 0);
-    tutti::Comm comm(MPI_COMM_WORLD);
-    rc = tutti::apps::run(comm, options, command_line);
+    if (!options.calibrate.empty()) {
+      rc = tutti::apps::calibrate(options.calibrate, command_line);
+    } else {
+      tutti::Comm comm(MPI_COMM_WORLD);
+      rc = tutti::apps::run(comm, options, command_line);
+    }
   } catch (const tutti::Error& e) {
     if (rank == 0) std::fprintf(stderr, "tutti-tune: %s\n", e.what());
     rc = 2;

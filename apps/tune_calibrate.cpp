@@ -1,0 +1,191 @@
+// What it measures, and how (docs/SCALE.md "Calibration"):
+//   [intra], [inter]  ping-pong through tutti_send/tutti_recv between rank 0
+//                     and the lowest rank on its node (intra) or on another
+//                     node (inter): alpha is half the round trip of 8 bytes;
+//                     beta the slope between 256 KiB and 4 MiB (rendezvous,
+//                     the bandwidth large messages get). A job on one node
+//                     has no [inter] pair: those keys keep their defaults,
+//                     and the file says so.
+//   [compute]         rank 0 alone: tutti's host reduction (float32 sum) and
+//                     memcpy over 8 MiB buffers touched before timing.
+//   inter.nics and protocol.eager_bytes are not measured (defaults).
+// Every figure is the median of 5 repetitions.
+#include "tune_calibrate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <vector>
+
+#include "base/status.hpp"
+#include "host/reduce.hpp"
+#include "model/machine.hpp"
+#include "transport/mpi_types.hpp"
+#include "tutti/tutti.h"
+
+namespace tutti::apps {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void check(int rc, const char* what) {
+  if (rc != TUTTI_SUCCESS)
+    fail(static_cast<Status>(rc), what, " failed: ", tutti_last_error());
+}
+
+// Half the round trip of `bytes` between world ranks a and b, in us (on a
+// and b; other ranks return 0). Median of 5 repetitions.
+double half_round_trip(tutti_comm_t comm, int me, int a, int b, size_t bytes) {
+  if (me != a && me != b) return 0;
+  std::vector<unsigned char> buf(std::max<size_t>(bytes, 1), 1);
+  const int peer = me == a ? b : a;
+  const int iters = bytes <= 65536 ? 200 : 10;
+  auto exchange = [&] {
+    if (me == a) {
+      check(tutti_send(buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_send");
+      check(tutti_recv(buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_recv");
+    } else {
+      check(tutti_recv(buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_recv");
+      check(tutti_send(buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_send");
+    }
+  };
+  for (int i = 0; i < 5; ++i) exchange();  // warm up: connections, registrations
+  std::vector<double> reps;
+  for (int rep = 0; rep < 5; ++rep) {
+    const auto start = Clock::now();
+    for (int i = 0; i < iters; ++i) exchange();
+    reps.push_back(seconds_since(start) * 1e6 / iters / 2);
+  }
+  return median(reps);
+}
+
+struct Link {
+  bool measured = false;
+  model::LinkCost cost;
+};
+
+// alpha and beta between world ranks a and b (result on rank 0; a = 0).
+Link measure_link(tutti_comm_t comm, int me, int b) {
+  Link l;
+  const double small = half_round_trip(comm, me, 0, b, 8);
+  const double mid = half_round_trip(comm, me, 0, b, 256 << 10);
+  const double large = half_round_trip(comm, me, 0, b, 4 << 20);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me != 0) return l;
+  l.measured = true;
+  l.cost.alpha_us = small;
+  l.cost.bytes_per_us = static_cast<double>((4 << 20) - (256 << 10)) / std::max(large - mid, 1e-3);
+  return l;
+}
+
+// Bytes per us of f over `bytes`, median of 5.
+template <typename F>
+double throughput(size_t bytes, F f) {
+  std::vector<double> reps;
+  for (int rep = 0; rep < 6; ++rep) {
+    const auto start = Clock::now();
+    f();
+    if (rep > 0) reps.push_back(static_cast<double>(bytes) / (seconds_since(start) * 1e6));
+  }
+  return median(reps);
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+int calibrate(const std::string& path, const std::string& command_line) {
+  int me = 0, size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &me);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  // Every rank's node, named by its lowest rank.
+  MPI_Comm local = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, me, MPI_INFO_NULL, &local),
+            "MPI_Comm_split_type");
+  int leader = me;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local), "MPI_Allreduce");
+  MPI_Comm_free(&local);
+  std::vector<int> leaders(static_cast<size_t>(size));
+  check_mpi(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD),
+            "MPI_Allgather");
+  int same_node = -1, other_node = -1;
+  for (int r = 1; r < size; ++r) {
+    if (leaders[static_cast<size_t>(r)] == leaders[0] && same_node < 0) same_node = r;
+    if (leaders[static_cast<size_t>(r)] != leaders[0] && other_node < 0) other_node = r;
+  }
+
+  tutti_comm_t comm = nullptr;
+  check(tutti_comm_create(MPI_COMM_WORLD, &comm), "tutti_comm_create");
+  model::Machine m;
+  Link intra, inter;
+  try {
+    if (same_node > 0) intra = measure_link(comm, me, same_node);
+    if (other_node > 0) inter = measure_link(comm, me, other_node);
+  } catch (...) {
+    tutti_comm_destroy(comm);
+    throw;
+  }
+  check(tutti_comm_destroy(comm), "tutti_comm_destroy");
+  if (me == 0) {
+    if (intra.measured) m.intra = intra.cost;
+    if (inter.measured) m.inter = inter.cost;
+    const size_t n = 8 << 20;
+    std::vector<float> a(n / 4, 1.0f), b(n / 4, 2.0f), dst(n / 4, 0.0f);
+    m.reduce_bytes_per_us = throughput(n, [&] {
+      host_reduce(dst.data(), a.data(), b.data(), n / 4, Datatype::Float32, Op::Sum);
+    });
+    m.copy_bytes_per_us = throughput(n, [&] { std::memcpy(dst.data(), a.data(), n); });
+
+    std::ofstream f(path);
+    auto gbps = [](double bytes_per_us) { return bytes_per_us / 1e3; };
+    char line[256];
+    f << "# Machine description for tutti's cost model (docs/SCALE.md), written by\n"
+      << "# " << command_line << " at " << utc_now() << ".\n"
+      << "# alpha: half the round trip of 8 B; beta: the slope from 256 KiB to 4 MiB;\n"
+      << "# compute: rank 0's float32 sum and memcpy over 8 MiB. Medians of 5.\n";
+    std::snprintf(line, sizeof line, "[intra]%s\nalpha_us = %.3f\nbeta_gbps = %.3f\n",
+                  intra.measured ? "" : "  # not measured (one rank per node): defaults",
+                  m.intra.alpha_us, gbps(m.intra.bytes_per_us));
+    f << line;
+    std::snprintf(line, sizeof line, "[inter]%s\nalpha_us = %.3f\nbeta_gbps = %.3f\n",
+                  inter.measured ? "" : "  # not measured (one node): defaults",
+                  m.inter.alpha_us, gbps(m.inter.bytes_per_us));
+    f << line << "nics = " << m.nics_per_node << "  # not measured\n";
+    std::snprintf(line, sizeof line, "[compute]\nreduce_gbps = %.3f\ncopy_gbps = %.3f\n",
+                  gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us));
+    f << line << "[protocol]\neager_bytes = " << static_cast<long long>(m.eager_bytes)
+      << "  # not measured\n";
+    f.close();
+    if (!f) fail(TUTTI_ERR_INVALID_ARGUMENT, "cannot write '", path, "'");
+    // The file must read back as what was measured.
+    (void)model::load_machine(path);
+    std::fprintf(stderr,
+                 "tutti-tune: calibrated: intra %.2f us + %.2f GB/s%s, inter %.2f us + %.2f GB/s%s, "
+                 "reduce %.2f GB/s, copy %.2f GB/s; wrote %s\n",
+                 m.intra.alpha_us, gbps(m.intra.bytes_per_us), intra.measured ? "" : " (default)",
+                 m.inter.alpha_us, gbps(m.inter.bytes_per_us), inter.measured ? "" : " (default)",
+                 gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us), path.c_str());
+  }
+  return 0;
+}
+
+}  // namespace tutti::apps

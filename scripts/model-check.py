@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""The cost model against measurements: for every collective and algorithm
+the model predicts, at a few sizes, the time tutti-bench measures (forced
+algorithm, a barrier before each call, median of --iters) next to the time
+tutti-sim predicts for the same shape and machine description.
+
+    scripts/model-check.py --np 4 [--machine FILE] [--csv OUT]
+    scripts/model-check.py --cluster 2x2 ...   (emulated nodes, as root)
+
+Prints one row per (collective, algorithm, size) with predicted/measured and
+a summary: the share within 2x, and within 25% on large messages (>= 1 MiB).
+Exit status 0 whatever the error: this is a report (docs/SCALE.md).
+"""
+import argparse
+import csv
+import io
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.path.join(ROOT, "build")
+SIM = os.path.join(BUILD, "apps", "tutti-sim")
+BENCH = os.path.join(BUILD, "apps", "tutti-bench")
+COLLECTIVES = ["allreduce", "reduce", "bcast", "allgather", "reduce_scatter", "gather",
+               "scatter", "alltoall", "barrier"]
+LARGE = 1 << 20
+
+
+def mpi_env():
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    env.setdefault("OMPI_MCA_btl", "^openib,ofi")
+    return env
+
+
+def predictions(args, coll):
+    cmd = [SIM, "--collectives", coll, "--ranks", str(args.ranks), "--ranks-per-node",
+           str(args.ranks_per_node), "--min-bytes", str(args.min_bytes), "--max-bytes",
+           str(args.max_bytes), "--factor", str(args.factor), "--csv"]
+    if args.machine:
+        cmd += ["--machine", args.machine]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
+    return list(csv.DictReader(io.StringIO(out)))
+
+
+def measure(args, coll, algorithm):
+    bench = [BENCH, "--op", coll, "--algorithm", algorithm, "--min-bytes", str(args.min_bytes),
+             "--max-bytes", str(args.max_bytes), "--step-factor", str(args.factor), "--iters",
+             str(args.iters), "--warmup", str(args.warmup), "--format", "csv"]
+    if args.cluster:
+        cmd = [os.path.join(ROOT, "tests", "cluster", "cluster.sh"), "run", args.cluster,
+               "--timeout", "300", "--"] + bench
+    else:
+        cmd = ["mpirun", "-np", str(args.ranks), "--bind-to", "none"]
+        if args.ranks > os.cpu_count():
+            cmd += ["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
+        cmd += bench
+    run = subprocess.run(cmd, capture_output=True, text=True, env=mpi_env())
+    rows = [r for r in csv.DictReader(io.StringIO(run.stdout)) if r.get("collective") == coll]
+    return {int(r["bytes"]): float(r["time_us"]) for r in rows if not r["error"] and r["time_us"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--np", dest="ranks", type=int, default=2)
+    ap.add_argument("--cluster", help="emulated nodes, e.g. 2x2 (sets --np and ranks per node)")
+    ap.add_argument("--machine", help="machine description for the model")
+    ap.add_argument("--min-bytes", type=int, default=8)
+    ap.add_argument("--max-bytes", type=int, default=2 << 20)
+    ap.add_argument("--factor", type=int, default=64)
+    ap.add_argument("--iters", type=int, default=100)
+    ap.add_argument("--warmup", type=int, default=30)
+    ap.add_argument("--collectives", default=",".join(COLLECTIVES))
+    ap.add_argument("--csv", help="write the rows here too")
+    args = ap.parse_args()
+    args.ranks_per_node = args.ranks
+    if args.cluster:
+        nodes, per_node = (int(x) for x in args.cluster.split("x"))
+        args.ranks, args.ranks_per_node = nodes * per_node, per_node
+
+    rows = []
+    for coll in args.collectives.split(","):
+        by_algorithm = {}
+        for p in predictions(args, coll):
+            if p["predicted_us"]:
+                by_algorithm.setdefault(p["algorithm"], {})[int(p["bytes"])] = float(p["predicted_us"])
+        for algorithm, predicted in by_algorithm.items():
+            measured = measure(args, coll, algorithm)
+            for size, us in sorted(predicted.items()):
+                if size in measured and measured[size] > 0:
+                    rows.append((coll, algorithm, size, us, measured[size], us / measured[size]))
+    out = csv.writer(sys.stdout)
+    out.writerow(["collective", "algorithm", "bytes", "predicted_us", "measured_us", "ratio"])
+    for r in rows:
+        out.writerow([r[0], r[1], r[2], f"{r[3]:.2f}", f"{r[4]:.2f}", f"{r[5]:.3f}"])
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["collective", "algorithm", "bytes", "predicted_us", "measured_us", "ratio"])
+            for r in rows:
+                w.writerow([r[0], r[1], r[2], f"{r[3]:.2f}", f"{r[4]:.2f}", f"{r[5]:.3f}"])
+    if not rows:
+        print("no rows: nothing measured", file=sys.stderr)
+        return 0
+    ratios = [r[5] for r in rows]
+    within2 = sum(1 for x in ratios if 0.5 <= x <= 2.0)
+    large = [r[5] for r in rows if r[2] >= LARGE]
+    within25 = sum(1 for x in large if 0.8 <= x <= 1.25)
+    print(f"# {len(rows)} rows, {args.ranks} ranks, {args.ranks_per_node} per node: "
+          f"within 2x {within2}/{len(rows)}; large (>= 1 MiB) within 25% {within25}/{len(large)}; "
+          f"median ratio {statistics.median(ratios):.2f}, "
+          f"min {min(ratios):.2f}, max {max(ratios):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# tutti-tune --calibrate on 2 ranks of one node: writes a machine
+# description that tutti-sim and the dispatcher load, with the [intra] link
+# and the compute figures measured (positive, and not the defaults) and
+# [inter] marked as not measured.
+# Usage: calibrate.sh TUTTI_TUNE TUTTI_SIM
+set -euo pipefail
+tune=$1 sim=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+file=$dir/machine.toml
+mpirun -np 2 --bind-to none "$tune" --calibrate "$file"
+cat "$file"
+failures=0
+expect() {
+  if eval "$1"; then echo "ok: $2"; else echo "FAILED: $2"; failures=$((failures + 1)); fi
+}
+value() { awk -v s="[$1]" -v k="$2" '$1 ~ /^\[/ {in_s = ($1 == s)} in_s && $1 == k {print $3}' "$file"; }
+for key in intra.alpha_us intra.beta_gbps compute.reduce_gbps compute.copy_gbps; do
+  v=$(value "${key%%.*}" "${key#*.}")
+  expect "awk -v v='$v' 'BEGIN {exit !(v + 0 > 0)}'" "$key = $v, measured and positive"
+done
+# Measured, so not the built-in defaults (intra 0.5 us and 5 GB/s).
+expect "[ \"$(value intra beta_gbps)\" != 5.000 ]" "intra.beta_gbps is not the default"
+expect "grep -q '^\[inter\]  # not measured' '$file'" "[inter] says it was not measured (one node)"
+expect "'$sim' --machine '$file' --collectives allreduce --ranks 64 --max-bytes 1M --csv > '$dir/sim.csv'" \
+  "tutti-sim loads it"
+expect "[ \$(grep -c ',1\$' '$dir/sim.csv') -ge 5 ]" "tutti-sim predicts and chooses with it"
+TUTTI_MACHINE=$file mpirun -np 2 --bind-to none "$tune" --calibrate "$dir/again.toml" > /dev/null
+expect "true" "a job runs with TUTTI_MACHINE set to it"
+echo "$failures failure(s)"
+[ "$failures" -eq 0 ]
