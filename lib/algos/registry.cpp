@@ -5,7 +5,8 @@ namespace tutti::algos {
 // Each algorithm lives in its own file and is listed here once, grouped by
 // collective. Order matters only for listings (tutti-info).
 extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving,
-    kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceLeader;
+    kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceLeader,
+    kAllreduceRecursiveMultiplying;
 extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduceLeader;
 extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm,
@@ -24,7 +25,7 @@ extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpi
 namespace {
 const Algorithm* const kRegistry[] = {
     &kAllreduceRing, &kAllreduceRecursiveDoubling, &kAllreduceRecursiveHalving, &kAllreduceTree,
-    &kAllreduceShm, &kAllreduceHierarchical, &kAllreduceLeader,
+    &kAllreduceShm, &kAllreduceHierarchical, &kAllreduceLeader, &kAllreduceRecursiveMultiplying,
     &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader,
     &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader,
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,
