@@ -7,8 +7,10 @@ namespace tutti::algos {
 extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving,
     kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceLeader,
     kAllreduceRecursiveMultiplying;
-extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduceLeader;
-extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader;
+extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduceLeader,
+    kReduceKnomial;
+extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader,
+    kBcastKnomial;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm,
     kAllgatherLeader;
 extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm,
@@ -26,8 +28,8 @@ namespace {
 const Algorithm* const kRegistry[] = {
     &kAllreduceRing, &kAllreduceRecursiveDoubling, &kAllreduceRecursiveHalving, &kAllreduceTree,
     &kAllreduceShm, &kAllreduceHierarchical, &kAllreduceLeader, &kAllreduceRecursiveMultiplying,
-    &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader,
-    &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader,
+    &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader, &kReduceKnomial,
+    &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader, &kBcastKnomial,
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,
     &kAllgatherLeader,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,

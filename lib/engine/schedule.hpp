@@ -117,6 +117,7 @@ class ScheduleBuilder {
   // The same on a communicator of `topo`'s shape (its nodes, its segment),
   // which must outlive the builder.
   ScheduleBuilder(const CollArgs& args, int rank, const Topology& topo);
+  ScheduleBuilder(const CollArgs& args, int rank, Topology&& temporary) = delete;  // would dangle
   ScheduleBuilder(const ScheduleBuilder&) = delete;
   ScheduleBuilder& operator=(const ScheduleBuilder&) = delete;
 

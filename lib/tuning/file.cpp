@@ -748,48 +748,51 @@ bool algorithm_uses_param(const algos::Algorithm& algo, std::string_view param) 
   } else {
     return false;
   }
-  // A 4 MiB message is several chunks of either size; a parameter that
-  // changes no rank's schedule on any of these rank counts is not used.
+  // A 4 MiB message is several chunks of either size (64 KiB: for the
+  // algorithms that refuse large messages); a parameter that changes no
+  // rank's schedule on any of these rank counts is not used.
   bool uses = false;
-  for (int p : {2, 3, 4, 8}) {
-    if (uses) break;
-    CollArgs a;
-    a.coll = algo.coll;
-    a.dtype = Datatype::Float32;
-    a.op = Op::Sum;
-    a.count = count_for_message_bytes(algo.coll, 4u << 20, a.dtype, p);
-    const std::vector<size_t> counts(static_cast<size_t>(p), a.count ? a.count : 1 << 18);
-    std::vector<size_t> displs(static_cast<size_t>(p));
-    for (int i = 0; i < p; ++i) displs[static_cast<size_t>(i)] = counts[0] * static_cast<size_t>(i);
-    if (a.coll == Collective::Alltoallv) {
-      a.send_counts = a.recv_counts = counts;
-      a.send_displs = a.recv_displs = displs;
-    }
-    // A shared segment too, so that shared-memory algorithms accept.
-    const Topology topo = Topology::single_node(p, size_t{64} << 20);
-    CollArgs a_lo = a, a_hi = a;
-    a_lo.params = lo;
-    a_hi.params = hi;
-    const bool refuses_lo = algo.refuse(a_lo, topo).has_value();
-    const bool refuses_hi = algo.refuse(a_hi, topo).has_value();
-    if (refuses_lo != refuses_hi) {
-      uses = true;
-      break;
-    }
-    if (refuses_lo) continue;
-    for (int rank : {0, 1, p - 1}) {
-      try {
-        ScheduleBuilder b_lo(a_lo, rank, topo), b_hi(a_hi, rank, topo);
-        algo.build(b_lo);
-        algo.build(b_hi);
-        const Schedule s_lo = b_lo.finish(), s_hi = b_hi.finish();
-        if (s_lo.steps.size() != s_hi.steps.size() || s_lo.rounds.size() != s_hi.rounds.size() ||
-            s_lo.scratch_bytes != s_hi.scratch_bytes) {
-          uses = true;
-          break;
+  for (const uint64_t bytes : {uint64_t{4} << 20, uint64_t{64} << 10}) {
+    for (int p : {2, 3, 4, 8}) {
+      if (uses) break;
+      CollArgs a;
+      a.coll = algo.coll;
+      a.dtype = Datatype::Float32;
+      a.op = Op::Sum;
+      a.count = count_for_message_bytes(algo.coll, bytes, a.dtype, p);
+      const std::vector<size_t> counts(static_cast<size_t>(p), a.count ? a.count : 1 << 18);
+      std::vector<size_t> displs(static_cast<size_t>(p));
+      for (int i = 0; i < p; ++i) displs[static_cast<size_t>(i)] = counts[0] * static_cast<size_t>(i);
+      if (a.coll == Collective::Alltoallv) {
+        a.send_counts = a.recv_counts = counts;
+        a.send_displs = a.recv_displs = displs;
+      }
+      // A shared segment too, so that shared-memory algorithms accept.
+      const Topology topo = Topology::single_node(p, size_t{64} << 20);
+      CollArgs a_lo = a, a_hi = a;
+      a_lo.params = lo;
+      a_hi.params = hi;
+      const bool refuses_lo = algo.refuse(a_lo, topo).has_value();
+      const bool refuses_hi = algo.refuse(a_hi, topo).has_value();
+      if (refuses_lo != refuses_hi) {
+        uses = true;
+        break;
+      }
+      if (refuses_lo) continue;
+      for (int rank : {0, 1, p - 1}) {
+        try {
+          ScheduleBuilder b_lo(a_lo, rank, topo), b_hi(a_hi, rank, topo);
+          algo.build(b_lo);
+          algo.build(b_hi);
+          const Schedule s_lo = b_lo.finish(), s_hi = b_hi.finish();
+          if (s_lo.steps.size() != s_hi.steps.size() || s_lo.rounds.size() != s_hi.rounds.size() ||
+              s_lo.scratch_bytes != s_hi.scratch_bytes) {
+            uses = true;
+            break;
+          }
+        } catch (const std::exception&) {
+          // A builder that cannot build this shape says nothing either way.
         }
-      } catch (const std::exception&) {
-        // A builder that cannot build this shape says nothing either way.
       }
     }
   }

@@ -435,31 +435,39 @@ TEST_CASE("every collective has an mpi fallback and unique names", "[algorithms]
 
 namespace tutti::testing {
 
-// recursive_multiplying's radix (params.radix): every radix, including ones
-// that are not powers of two (rounded down) and larger than the rank count,
-// on rank counts that are and are not powers of the radix.
-TEST_CASE("recursive_multiplying allreduce is right at every radix", "[algorithms][sim]") {
-  const algos::Algorithm* algo = algos::find_algorithm(Collective::Allreduce, "recursive_multiplying");
-  REQUIRE(algo);
+// The algorithms with a radix (params.radix): every radix, including ones
+// that are not powers of two and larger than the rank count, on rank counts
+// that are and are not powers of the radix, with roots other than 0.
+TEST_CASE("radix algorithms are right at every radix", "[algorithms][sim]") {
+  const algos::Algorithm* algos_with_radix[] = {
+      algos::find_algorithm(Collective::Allreduce, "recursive_multiplying"),
+      algos::find_algorithm(Collective::Bcast, "knomial"),
+      algos::find_algorithm(Collective::Reduce, "knomial")};
   uint64_t seed = 1;
-  for (int radix : {2, 3, 4, 8, 16, 64}) {
-    for (int p : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 32, 64}) {
-      for (size_t count : {size_t{0}, size_t{1}, size_t{13}, size_t{1031}}) {
-        for (bool in_place : {false, true}) {
-          Case c;
-          c.nranks = p;
-          c.args.coll = Collective::Allreduce;
-          c.args.count = count;
-          c.args.dtype = (seed % 2) ? Datatype::Float32 : Datatype::Int64;
-          c.args.op = kAllOps[seed % kNumOps];
-          c.args.in_place = in_place;
-          c.args.params.radix = radix;
-          c.args.params.chunk_bytes = seed % 3 == 0 ? 64 : 0;
-          bool ran = false;
-          const std::string error = run_case(*algo, c, seed++, ran);
-          INFO("radix " << radix << ", " << p << " ranks, " << describe(c.args));
-          CHECK(ran);
-          CHECK(error.empty());
+  for (const algos::Algorithm* algo : algos_with_radix) {
+    REQUIRE(algo);
+    for (int radix : {2, 3, 4, 8, 16, 64}) {
+      for (int p : {1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 32, 64}) {
+        for (size_t count : {size_t{0}, size_t{1}, size_t{13}, size_t{1031}}) {
+          for (bool in_place : {false, true}) {
+            if (in_place && !can_be_in_place(algo->coll)) continue;
+            Case c;
+            c.nranks = p;
+            c.args.coll = algo->coll;
+            c.args.count = count;
+            c.args.dtype = (seed % 2) ? Datatype::Float32 : Datatype::Int64;
+            c.args.op = kAllOps[seed % kNumOps];
+            c.args.root = static_cast<int>(seed % static_cast<uint64_t>(p));
+            c.args.in_place = in_place;
+            c.args.params.radix = radix;
+            c.args.params.chunk_bytes = seed % 3 == 0 ? 64 : 0;
+            bool ran = false;
+            const std::string error = run_case(*algo, c, seed++, ran);
+            INFO(collective_name(algo->coll) << " " << algo->name << " radix " << radix << ", "
+                                             << p << " ranks, " << describe(c.args));
+            CHECK(ran);
+            CHECK(error.empty());
+          }
         }
       }
     }

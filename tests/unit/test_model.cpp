@@ -326,30 +326,42 @@ TEST_CASE("model: extrapolated large messages agree with the exact run", "[model
 
 namespace tutti::testing {
 
-// The large-p algorithm (recursive_multiplying allreduce): its schedules
-// match up (every message sent is received) at every p from 1 to 1,024 and
-// at 4,096 and 16,384 ranks, and at 8 B on many ranks it takes fewer
-// latencies than recursive doubling.
-TEST_CASE("model: recursive_multiplying runs at every p to 1,024 and beats recursive doubling at scale", "[model]") {
+// The large-p algorithms (recursive_multiplying allreduce, knomial bcast
+// and reduce): their schedules match up (every message sent is received) at
+// every p from 1 to 1,024 and at 4,096 and 16,384 ranks, and at 8 B on many
+// ranks they take fewer latencies than their radix-2 counterparts.
+TEST_CASE("model: the radix-k algorithms run at every p to 1,024 and beat radix 2 at scale", "[model]") {
   const model::Machine m;
-  const algos::Algorithm* rm = algos::find_algorithm(Collective::Allreduce, "recursive_multiplying");
-  const algos::Algorithm* rd = algos::find_algorithm(Collective::Allreduce, "recursive_doubling");
-  REQUIRE(rm);
-  REQUIRE(rd);
-  CollArgs args{.coll = Collective::Allreduce, .count = 2, .dtype = Datatype::Float32, .op = Op::Sum};
-  for (int p = 1; p <= 1024; ++p) {
-    const model::Prediction pr = model::predict(*rm, args, model::model_topology(p, 8), m);
-    INFO(p << " ranks: " << pr.error);
-    REQUIRE(pr.error.empty());
-  }
-  for (int p : {4096, 16384}) {
-    const Topology topo = model::model_topology(p, 8);
-    const model::Prediction fast = model::predict(*rm, args, topo, m);
-    const model::Prediction slow = model::predict(*rd, args, topo, m);
-    INFO(p << " ranks: recursive_multiplying " << fast.us << " us, recursive_doubling " << slow.us);
-    REQUIRE(fast.error.empty());
-    // log4(p) rounds against log2(p): about half.
-    CHECK(fast.us < 0.65 * slow.us);
+  struct Pair {
+    Collective coll;
+    const char* radix_k;
+    const char* radix_2;
+  };
+  for (const Pair& pair : {Pair{Collective::Allreduce, "recursive_multiplying", "recursive_doubling"},
+                           Pair{Collective::Bcast, "knomial", "tree"},
+                           Pair{Collective::Reduce, "knomial", "tree"}}) {
+    const algos::Algorithm* fast_algo = algos::find_algorithm(pair.coll, pair.radix_k);
+    const algos::Algorithm* slow_algo = algos::find_algorithm(pair.coll, pair.radix_2);
+    REQUIRE(fast_algo);
+    REQUIRE(slow_algo);
+    CollArgs args{.coll = pair.coll, .count = 2, .dtype = Datatype::Float32, .op = Op::Sum};
+    for (int p = 1; p <= 1024; ++p) {
+      args.root = p / 3;
+      const model::Prediction pr = model::predict(*fast_algo, args, model::model_topology(p, 8), m);
+      INFO(pair.radix_k << " " << p << " ranks: " << pr.error);
+      REQUIRE(pr.error.empty());
+    }
+    args.root = 0;
+    for (int p : {4096, 16384}) {
+      const Topology topo = model::model_topology(p, 8);
+      const model::Prediction fast = model::predict(*fast_algo, args, topo, m);
+      const model::Prediction slow = model::predict(*slow_algo, args, topo, m);
+      INFO(collective_name(pair.coll) << " " << p << " ranks: " << pair.radix_k << " " << fast.us
+                                      << " us, " << pair.radix_2 << " " << slow.us);
+      REQUIRE(fast.error.empty());
+      // log4(p) levels against log2(p): about half.
+      CHECK(fast.us < 0.65 * slow.us);
+    }
   }
 }
 

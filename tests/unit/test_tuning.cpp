@@ -563,6 +563,10 @@ TEST_CASE("algorithm parameters are found by building schedules", "[tuning]") {
   REQUIRE(dissemination);
   CHECK(algorithm_uses_param(*ring, "chunk_bytes"));
   CHECK_FALSE(algorithm_uses_param(*ring, "radix"));
+  // The radix-k algorithms (reduce knomial refuses the 4 MiB probe).
+  CHECK(algorithm_uses_param(*algos::find_algorithm(Collective::Allreduce, "recursive_multiplying"), "radix"));
+  CHECK(algorithm_uses_param(*algos::find_algorithm(Collective::Bcast, "knomial"), "radix"));
+  CHECK(algorithm_uses_param(*algos::find_algorithm(Collective::Reduce, "knomial"), "radix"));
   CHECK_FALSE(algorithm_uses_param(*linear, "chunk_bytes"));
   CHECK_FALSE(algorithm_uses_param(*mpi, "chunk_bytes"));
   CHECK_FALSE(algorithm_uses_param(*dissemination, "chunk_bytes"));
