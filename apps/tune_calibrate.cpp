@@ -8,6 +8,9 @@
 //                     and the file says so.
 //   [compute]         rank 0 alone: tutti's host reduction (float32 sum) and
 //                     memcpy over 8 MiB buffers touched before timing.
+//   protocol.call_us  what a call costs beyond its messages: an 8 B
+//                     allreduce (recursive doubling: one message each way)
+//                     on rank 0 and its first peer, less that link's alpha.
 //   inter.nics and protocol.eager_bytes are not measured (defaults).
 // Every figure is the median of 5 repetitions.
 #include "tune_calibrate.hpp"
@@ -90,6 +93,43 @@ Link measure_link(tutti_comm_t comm, int me, int b) {
   return l;
 }
 
+// Time of an 8 B allreduce by recursive doubling (one message each way)
+// between world ranks 0 and b, in us, on rank 0 (0 elsewhere). Collective.
+double allreduce_8b(int me, int b) {
+  MPI_Comm pair = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split(MPI_COMM_WORLD, me == 0 || me == b ? 0 : MPI_UNDEFINED, me, &pair),
+            "MPI_Comm_split");
+  double us = 0;
+  if (pair != MPI_COMM_NULL) {
+    tutti_comm_t comm = nullptr;
+    check(tutti_comm_create(pair, &comm), "tutti_comm_create");
+    try {
+      check(tutti_comm_force_algorithm(comm, "allreduce", "recursive_doubling"),
+            "tutti_comm_force_algorithm");
+      float in[2] = {1, 2}, out[2] = {};
+      auto call = [&] {
+        check(tutti_allreduce(in, out, 2, TUTTI_FLOAT32, TUTTI_SUM, comm), "tutti_allreduce");
+      };
+      for (int i = 0; i < 50; ++i) call();
+      std::vector<double> reps;
+      for (int rep = 0; rep < 5; ++rep) {
+        const auto start = Clock::now();
+        for (int i = 0; i < 200; ++i) call();
+        reps.push_back(seconds_since(start) * 1e6 / 200);
+      }
+      us = median(reps);
+    } catch (...) {
+      tutti_comm_destroy(comm);
+      MPI_Comm_free(&pair);
+      throw;
+    }
+    check(tutti_comm_destroy(comm), "tutti_comm_destroy");
+    MPI_Comm_free(&pair);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  return me == 0 ? us : 0;
+}
+
 // Bytes per us of f over `bytes`, median of 5.
 template <typename F>
 double throughput(size_t bytes, F f) {
@@ -145,9 +185,14 @@ int calibrate(const std::string& path, const std::string& command_line) {
     throw;
   }
   check(tutti_comm_destroy(comm), "tutti_comm_destroy");
+  // The call overhead, on the nearest pair there is.
+  const int peer = same_node > 0 ? same_node : other_node;
+  const double call = peer > 0 ? allreduce_8b(me, peer) : 0;
   if (me == 0) {
     if (intra.measured) m.intra = intra.cost;
     if (inter.measured) m.inter = inter.cost;
+    if (peer > 0)
+      m.call_us = std::max(0.0, call - (same_node > 0 ? m.intra.alpha_us : m.inter.alpha_us));
     const size_t n = 8 << 20;
     std::vector<float> a(n / 4, 1.0f), b(n / 4, 2.0f), dst(n / 4, 0.0f);
     m.reduce_bytes_per_us = throughput(n, [&] {
@@ -161,7 +206,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
     f << "# Machine description for tutti's cost model (docs/SCALE.md), written by\n"
       << "# " << command_line << " at " << utc_now() << ".\n"
       << "# alpha: half the round trip of 8 B; beta: the slope from 256 KiB to 4 MiB;\n"
-      << "# compute: rank 0's float32 sum and memcpy over 8 MiB. Medians of 5.\n";
+      << "# compute: rank 0's float32 sum and memcpy over 8 MiB; call_us: an 8 B\n"
+      << "# allreduce of two ranks less alpha. Medians of 5.\n";
     std::snprintf(line, sizeof line, "[intra]%s\nalpha_us = %.3f\nbeta_gbps = %.3f\n",
                   intra.measured ? "" : "  # not measured (one rank per node): defaults",
                   m.intra.alpha_us, gbps(m.intra.bytes_per_us));
@@ -174,16 +220,19 @@ int calibrate(const std::string& path, const std::string& command_line) {
                   gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us));
     f << line << "[protocol]\neager_bytes = " << static_cast<long long>(m.eager_bytes)
       << "  # not measured\n";
+    std::snprintf(line, sizeof line, "call_us = %.3f%s\n", m.call_us,
+                  peer > 0 ? "" : "  # not measured (one rank): default");
+    f << line;
     f.close();
     if (!f) fail(TUTTI_ERR_INVALID_ARGUMENT, "cannot write '", path, "'");
     // The file must read back as what was measured.
     (void)model::load_machine(path);
     std::fprintf(stderr,
                  "tutti-tune: calibrated: intra %.2f us + %.2f GB/s%s, inter %.2f us + %.2f GB/s%s, "
-                 "reduce %.2f GB/s, copy %.2f GB/s; wrote %s\n",
+                 "reduce %.2f GB/s, copy %.2f GB/s, call %.2f us; wrote %s\n",
                  m.intra.alpha_us, gbps(m.intra.bytes_per_us), intra.measured ? "" : " (default)",
                  m.inter.alpha_us, gbps(m.inter.bytes_per_us), inter.measured ? "" : " (default)",
-                 gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us), path.c_str());
+                 gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us), m.call_us, path.c_str());
   }
   return 0;
 }

@@ -56,10 +56,12 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else if (name == "compute.reduce_gbps") m.reduce_bytes_per_us = positive() * 1e3;
     else if (name == "compute.copy_gbps") m.copy_bytes_per_us = positive() * 1e3;
     else if (name == "protocol.eager_bytes") m.eager_bytes = v;
+    else if (name == "protocol.call_us") m.call_us = v;
     else
       fail(TUTTI_ERR_INVALID_ARGUMENT, where, "unknown key '", name,
            "' (known: intra.alpha_us, intra.beta_gbps, inter.alpha_us, inter.beta_gbps, "
-           "inter.nics, compute.reduce_gbps, compute.copy_gbps, protocol.eager_bytes)");
+           "inter.nics, compute.reduce_gbps, compute.copy_gbps, protocol.eager_bytes, "
+           "protocol.call_us)");
   }
   return m;
 }

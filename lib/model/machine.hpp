@@ -26,6 +26,10 @@ struct Machine {
   // Messages up to this size are eager: the send completes once injected,
   // without waiting for the receive to be posted.
   double eager_bytes = 8192;
+  // What a collective call costs beyond its messages and local work (the
+  // software path: dispatch, schedule lookup, entering and leaving the
+  // progress loop), charged once per call.
+  double call_us = 0.5;
 };
 
 // Reads a machine description; keys missing from the file keep their

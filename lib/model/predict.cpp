@@ -75,7 +75,7 @@ class VirtualRun {
                       " (its schedule waits for a message no rank sends)");
         return p;
       }
-      p.us = std::max(p.us, ranks[r].finished);
+      p.us = std::max(p.us, ranks[r].finished + m_.call_us);
       p.max_rounds = std::max(p.max_rounds, ranks[r].schedule.rounds.size());
     }
     // Representative ranks: every node sends what node 0 sends.

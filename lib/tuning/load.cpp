@@ -87,7 +87,8 @@ uint64_t machine_hash(const model::Machine& m) {
   const double fields[] = {m.intra.alpha_us,      m.intra.bytes_per_us,
                            m.inter.alpha_us,      m.inter.bytes_per_us,
                            static_cast<double>(m.nics_per_node), m.reduce_bytes_per_us,
-                           m.copy_bytes_per_us,   m.eager_bytes};
+                           m.copy_bytes_per_us,   m.eager_bytes,
+                           m.call_us};
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (const unsigned char c : std::string(reinterpret_cast<const char*>(fields), sizeof fields)) {
     h ^= c;

@@ -20,6 +20,8 @@ for key in intra.alpha_us intra.beta_gbps compute.reduce_gbps compute.copy_gbps;
   v=$(value "${key%%.*}" "${key#*.}")
   expect "awk -v v='$v' 'BEGIN {exit !(v + 0 > 0)}'" "$key = $v, measured and positive"
 done
+call=$(value protocol call_us)
+expect "awk -v v='$call' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "protocol.call_us = $call, measured"
 # Measured, so not the built-in defaults (intra 0.5 us and 5 GB/s).
 expect "[ \"$(value intra beta_gbps)\" != 5.000 ]" "intra.beta_gbps is not the default"
 expect "grep -q '^\[inter\]  # not measured' '$file'" "[inter] says it was not measured (one node)"

@@ -25,6 +25,7 @@ model::Machine network_only(double alpha_us, double gbps) {
   m.reduce_bytes_per_us = 1e12;
   m.copy_bytes_per_us = 1e12;
   m.eager_bytes = 0;
+  m.call_us = 0;
   return m;
 }
 
