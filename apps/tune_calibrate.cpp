@@ -1,9 +1,10 @@
 // What it measures, and how (docs/SCALE.md "Calibration"):
 //   [intra], [inter]  ping-pong through tutti_send/tutti_recv between rank 0
 //                     and the lowest rank on its node (intra) or on another
-//                     node (inter): alpha is half the round trip of 8 bytes;
-//                     beta the slope between 256 KiB and 4 MiB (rendezvous,
-//                     the bandwidth large messages get). A job on one node
+//                     node (inter): alpha is half the round trip of 8 bytes,
+//                     beta the slope from 8 B to 4 KiB (eager messages);
+//                     rndv_alpha and rndv_beta the line through 256 KiB and
+//                     4 MiB (rendezvous, what large messages get). A job on one node
 //                     has no [inter] pair: those keys keep their defaults,
 //                     and the file says so.
 //   [compute]         rank 0 alone: tutti's host reduction (float32 sum) and
@@ -21,6 +22,8 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "base/status.hpp"
@@ -79,17 +82,27 @@ struct Link {
   model::LinkCost cost;
 };
 
-// alpha and beta between world ranks a and b (result on rank 0; a = 0).
+// The line through two ping-pong points (bytes, us): (alpha, bytes per us).
+std::pair<double, double> line_through(double b0, double t0, double b1, double t1) {
+  const double rate = (b1 - b0) / std::max(t1 - t0, 1e-3);
+  return {std::max(0.0, t0 - b0 / rate), rate};
+}
+
+// Both regimes between world ranks 0 and b (result on rank 0): eager
+// messages from 8 B and 4 KiB, rendezvous ones from 256 KiB and 4 MiB.
 Link measure_link(tutti_comm_t comm, int me, int b) {
   Link l;
-  const double small = half_round_trip(comm, me, 0, b, 8);
-  const double mid = half_round_trip(comm, me, 0, b, 256 << 10);
-  const double large = half_round_trip(comm, me, 0, b, 4 << 20);
+  const double t8 = half_round_trip(comm, me, 0, b, 8);
+  const double t4k = half_round_trip(comm, me, 0, b, 4 << 10);
+  const double t256k = half_round_trip(comm, me, 0, b, 256 << 10);
+  const double t4m = half_round_trip(comm, me, 0, b, 4 << 20);
   MPI_Barrier(MPI_COMM_WORLD);
   if (me != 0) return l;
   l.measured = true;
-  l.cost.alpha_us = small;
-  l.cost.bytes_per_us = static_cast<double>((4 << 20) - (256 << 10)) / std::max(large - mid, 1e-3);
+  std::tie(l.cost.alpha_us, l.cost.bytes_per_us) = line_through(8, t8, 4 << 10, t4k);
+  l.cost.alpha_us = t8;  // the small-message latency itself
+  std::tie(l.cost.rndv_alpha_us, l.cost.rndv_bytes_per_us) =
+      line_through(256 << 10, t256k, 4 << 20, t4m);
   return l;
 }
 
@@ -205,17 +218,26 @@ int calibrate(const std::string& path, const std::string& command_line) {
     char line[256];
     f << "# Machine description for tutti's cost model (docs/SCALE.md), written by\n"
       << "# " << command_line << " at " << utc_now() << ".\n"
-      << "# alpha: half the round trip of 8 B; beta: the slope from 256 KiB to 4 MiB;\n"
+      << "# alpha: half the round trip of 8 B; beta: the slope to 4 KiB; rndv_*: the\n"
+      << "# line through 256 KiB and 4 MiB;\n"
       << "# compute: rank 0's float32 sum and memcpy over 8 MiB; call_us: an 8 B\n"
       << "# allreduce of two ranks less alpha. Medians of 5.\n";
-    std::snprintf(line, sizeof line, "[intra]%s\nalpha_us = %.3f\nbeta_gbps = %.3f\n",
-                  intra.measured ? "" : "  # not measured (one rank per node): defaults",
-                  m.intra.alpha_us, gbps(m.intra.bytes_per_us));
-    f << line;
-    std::snprintf(line, sizeof line, "[inter]%s\nalpha_us = %.3f\nbeta_gbps = %.3f\n",
-                  inter.measured ? "" : "  # not measured (one node): defaults",
-                  m.inter.alpha_us, gbps(m.inter.bytes_per_us));
-    f << line << "nics = " << m.nics_per_node << "  # not measured\n";
+    auto link_text = [&](const char* name, const Link& l, const model::LinkCost& c,
+                         const char* why_not) {
+      std::string text = str("[", name, "]", l.measured ? "" : why_not, "\n");
+      std::snprintf(line, sizeof line, "alpha_us = %.3f\nbeta_gbps = %.3f\n", c.alpha_us,
+                    gbps(c.bytes_per_us));
+      text += line;
+      if (l.measured) {
+        std::snprintf(line, sizeof line, "rndv_alpha_us = %.3f\nrndv_beta_gbps = %.3f\n",
+                      c.rndv_alpha_us, gbps(c.rndv_bytes_per_us));
+        text += line;
+      }
+      return text;
+    };
+    f << link_text("intra", intra, m.intra, "  # not measured (one rank per node): defaults")
+      << link_text("inter", inter, m.inter, "  # not measured (one node): defaults")
+      << "nics = " << m.nics_per_node << "  # not measured\n";
     std::snprintf(line, sizeof line, "[compute]\nreduce_gbps = %.3f\ncopy_gbps = %.3f\n",
                   gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us));
     f << line << "[protocol]\neager_bytes = " << static_cast<long long>(m.eager_bytes)
@@ -228,10 +250,13 @@ int calibrate(const std::string& path, const std::string& command_line) {
     // The file must read back as what was measured.
     (void)model::load_machine(path);
     std::fprintf(stderr,
-                 "tutti-tune: calibrated: intra %.2f us + %.2f GB/s%s, inter %.2f us + %.2f GB/s%s, "
-                 "reduce %.2f GB/s, copy %.2f GB/s, call %.2f us; wrote %s\n",
-                 m.intra.alpha_us, gbps(m.intra.bytes_per_us), intra.measured ? "" : " (default)",
-                 m.inter.alpha_us, gbps(m.inter.bytes_per_us), inter.measured ? "" : " (default)",
+                 "tutti-tune: calibrated: intra %.2f us + %.2f GB/s (large %.2f GB/s)%s, inter %.2f us "
+                 "+ %.2f GB/s (large %.2f GB/s)%s, reduce %.2f GB/s, copy %.2f GB/s, call %.2f us; "
+                 "wrote %s\n",
+                 m.intra.alpha_us, gbps(m.intra.bytes_per_us), gbps(m.intra.rate(false)),
+                 intra.measured ? "" : " (default)", m.inter.alpha_us,
+                 gbps(m.inter.bytes_per_us), gbps(m.inter.rate(false)),
+                 inter.measured ? "" : " (default)",
                  gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us), m.call_us, path.c_str());
   }
   return 0;

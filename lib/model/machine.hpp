@@ -13,13 +13,23 @@ namespace tutti::model {
 struct LinkCost {
   double alpha_us = 0;        // latency of one message
   double bytes_per_us = 1e3;  // bandwidth (1e3 bytes/us = 1 GB/s)
+  // Messages above Machine::eager_bytes (rendezvous: a handshake, then the
+  // data, often by another mechanism) may cost differently; negative: as
+  // the small ones.
+  double rndv_alpha_us = -1;
+  double rndv_bytes_per_us = -1;
+
+  double alpha(bool eager) const { return eager || rndv_alpha_us < 0 ? alpha_us : rndv_alpha_us; }
+  double rate(bool eager) const {
+    return eager || rndv_bytes_per_us <= 0 ? bytes_per_us : rndv_bytes_per_us;
+  }
 };
 
 struct Machine {
   // Between ranks of one node (shared memory through UCX or the segment).
-  LinkCost intra{0.5, 5e3};
+  LinkCost intra{0.5, 5e3, -1, -1};
   // Between nodes, per NIC (the emulated cluster: TCP over veth).
-  LinkCost inter{25.0, 1.2e3};
+  LinkCost inter{25.0, 1.2e3, -1, -1};
   int nics_per_node = 1;
   double reduce_bytes_per_us = 4e3;  // one rank's reduction of two operands
   double copy_bytes_per_us = 8e3;    // one rank's local copy

@@ -166,10 +166,11 @@ class VirtualRun {
       out = &egress_[static_cast<size_t>(src_node * nics + k.src % nics)];
       in = &ingress_[static_cast<size_t>(dst_node * nics + k.dst % nics)];
     }
-    const double wire = static_cast<double>(bytes) / link.bytes_per_us;
+    const bool small = eager(bytes);
+    const double wire = static_cast<double>(bytes) / link.rate(small);
     const double start = std::max({depart, *out, *in});
     *out = *in = start + wire;
-    return {start + wire, start + link.alpha_us + wire};
+    return {start + wire, start + link.alpha(small) + wire};
   }
 
   // `rank` posted the send (or receive) of message k.

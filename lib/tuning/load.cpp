@@ -85,7 +85,9 @@ void agree_on(MPI_Comm comm, const std::string& what, const std::string& error, 
 
 uint64_t machine_hash(const model::Machine& m) {
   const double fields[] = {m.intra.alpha_us,      m.intra.bytes_per_us,
+                           m.intra.rndv_alpha_us, m.intra.rndv_bytes_per_us,
                            m.inter.alpha_us,      m.inter.bytes_per_us,
+                           m.inter.rndv_alpha_us, m.inter.rndv_bytes_per_us,
                            static_cast<double>(m.nics_per_node), m.reduce_bytes_per_us,
                            m.copy_bytes_per_us,   m.eager_bytes,
                            m.call_us};

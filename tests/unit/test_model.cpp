@@ -204,6 +204,28 @@ TEST_CASE("model: machine descriptions", "[model]") {
   CHECK(m.reduce_bytes_per_us == 12e3);
   CHECK(m.copy_bytes_per_us == 20e3);
   CHECK(m.eager_bytes == 16384);
+  CHECK(m.call_us == 0.5);  // the default where the file does not say
+  // No rendezvous keys: large messages cost what small ones do.
+  CHECK(m.inter.alpha(false) == 1.5);
+  CHECK(m.inter.rate(false) == 25e3);
+
+  // Two regimes: a message up to eager_bytes costs alpha + n/beta, a larger
+  // one rndv_alpha + n/rndv_beta (a bcast between 2 nodes: one message).
+  model::Machine two = model::parse_machine(
+      "[inter]\nalpha_us = 2\nbeta_gbps = 1\nrndv_alpha_us = 10\nrndv_beta_gbps = 4\n"
+      "[protocol]\neager_bytes = 4096\ncall_us = 0\n",
+      "two.toml");
+  CHECK(two.inter.alpha(true) == 2);
+  CHECK(two.inter.rndv_alpha_us == 10);
+  CHECK(two.inter.rate(false) == 4e3);
+  const algos::Algorithm* bcast = algos::find_algorithm(Collective::Bcast, "tree");
+  REQUIRE(bcast);
+  const Topology pair = model::model_topology(2, 1);
+  CollArgs args{.coll = Collective::Bcast, .count = 1000, .dtype = Datatype::Float32};
+  CHECK(model::predict(*bcast, args, pair, two).us == Approx(2 + 4000.0 / 1e3));
+  args.count = 1 << 18;  // 1 MiB, one segment
+  args.params.chunk_bytes = 4 << 20;
+  CHECK(model::predict(*bcast, args, pair, two).us == Approx(10 + (1 << 20) / 4e3));
   const auto refused = [](const std::string& text, const std::string& piece) {
     try {
       model::parse_machine(text, "m.toml");
