@@ -129,80 +129,80 @@ struct Row {
 std::string simulate(const Options& o, const model::Machine& machine, Collective coll, int p,
                      std::string& why) {
   std::string out;
-    const Topology topo = model::model_topology(p, o.ranks_per_node);
-    const Dispatcher dispatcher(TuningTable{}, topo, machine);
-    std::vector<uint64_t> sizes;
-    if (coll == Collective::Barrier) sizes.push_back(0);
-    else
-      for (uint64_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) sizes.push_back(b);
-    for (uint64_t bytes : sizes) {
-      CollArgs args{.coll = coll, .dtype = Datatype::Float32, .op = Op::Sum};
-      args.count = count_for_message_bytes(coll, bytes, args.dtype, p);
-      if (coll != Collective::Barrier && args.count == 0) continue;
-      const Decision d = dispatcher.select(args, "", "");
-      std::vector<Row> rows;
-      // Where the dispatcher asked the model at this very count, its
-      // predictions are the ones to print (and cost nothing again).
-      const bool reuse = d.model && d.model->class_count == args.count;
-      for (const algos::Algorithm* a : algos::algorithms_for(coll)) {
-        const bool chosen = d.algorithm == a;
-        if (a->is_mpi()) {
-          if (chosen) rows.push_back({std::string(a->name), std::nullopt, true});
-          continue;
-        }
-        CollArgs with_params = args;
-        if (chosen) with_params.params = d.params;
-        const ModelEstimate* known = nullptr;
-        if (reuse)
-          for (const ModelEstimate& e : d.model->estimates)
-            if (e.algorithm == a) known = &e;
-        model::Prediction pr;
-        if (known) {
-          pr.us = known->us;
-          pr.error = known->error;
-          pr.extrapolated = known->extrapolated;
-        } else {
-          pr = model::predict(*a, with_params, topo, machine);
-        }
-        if (!pr.error.empty()) {  // refused, or too large to simulate
-          if (o.why)
-            appendf(why, "%s %d ranks %llu B %s: %s\n",
-                         std::string(collective_name(coll)).c_str(), p,
-                         static_cast<unsigned long long>(bytes), std::string(a->name).c_str(),
-                         pr.error.c_str());
-          continue;
-        }
-        if (o.why && pr.extrapolated)
-          appendf(why, "%s %d ranks %llu B %s: extrapolated from smaller counts\n",
-                       std::string(collective_name(coll)).c_str(), p,
-                       static_cast<unsigned long long>(bytes), std::string(a->name).c_str());
-        rows.push_back({std::string(a->name), pr.us, chosen});
-      }
-      if (o.csv) {
-        for (const Row& r : rows) {
-          appendf(out, "%s,%d,%d,%llu,%s,", std::string(collective_name(coll)).c_str(), p,
-                      topo.nnodes, static_cast<unsigned long long>(bytes), r.algorithm.c_str());
-          if (r.us) appendf(out, "%.3f", *r.us);
-          appendf(out, ",%d\n", r.chosen ? 1 : 0);
-        }
+  const Topology topo = model::model_topology(p, o.ranks_per_node);
+  const Dispatcher dispatcher(TuningTable{}, topo, machine);
+  std::vector<uint64_t> sizes;
+  if (coll == Collective::Barrier)
+    sizes.push_back(0);
+  else
+    for (uint64_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) sizes.push_back(b);
+  for (uint64_t bytes : sizes) {
+    CollArgs args{.coll = coll, .dtype = Datatype::Float32, .op = Op::Sum};
+    args.count = count_for_message_bytes(coll, bytes, args.dtype, p);
+    if (coll != Collective::Barrier && args.count == 0) continue;
+    const Decision d = dispatcher.select(args, "", "");
+    std::vector<Row> rows;
+    // Where the dispatcher asked the model at this very count, its
+    // predictions are the ones to print (and cost nothing again).
+    const bool reuse = d.model && d.model->class_count == args.count;
+    for (const algos::Algorithm* a : algos::algorithms_for(coll)) {
+      const bool chosen = d.algorithm == a;
+      if (a->is_mpi()) {
+        if (chosen) rows.push_back({std::string(a->name), std::nullopt, true});
         continue;
       }
-      const Row* best = nullptr;
-      const Row* chosen = nullptr;
-      for (const Row& r : rows) {
-        if (r.us && (!best || *r.us < *best->us)) best = &r;
-        if (r.chosen) chosen = &r;
+      CollArgs with_params = args;
+      if (chosen) with_params.params = d.params;
+      const ModelEstimate* known = nullptr;
+      if (reuse)
+        for (const ModelEstimate& e : d.model->estimates)
+          if (e.algorithm == a) known = &e;
+      model::Prediction pr;
+      if (known) {
+        pr.us = known->us;
+        pr.error = known->error;
+        pr.extrapolated = known->extrapolated;
+      } else {
+        pr = model::predict(*a, with_params, topo, machine);
       }
-      if (!best) continue;
-      appendf(out, "%-15s %6d %5d %9s  %-24s %12.2f  %-24s ",
-                  std::string(collective_name(coll)).c_str(), p, topo.nnodes,
-                  apps::human_bytes(bytes).c_str(), best->algorithm.c_str(), *best->us,
-                  chosen ? chosen->algorithm.c_str() : "(not modelled)");
-      if (chosen && chosen->us)
-        appendf(out, "%12.2f %6.2f\n", *chosen->us, *chosen->us / *best->us);
-      else
-        appendf(out, "%12s %6s\n", "-", "-");
+      if (!pr.error.empty()) {  // refused, or too large to simulate
+        if (o.why)
+          appendf(why, "%s %d ranks %llu B %s: %s\n", std::string(collective_name(coll)).c_str(), p,
+                  static_cast<unsigned long long>(bytes), std::string(a->name).c_str(),
+                  pr.error.c_str());
+        continue;
+      }
+      if (o.why && pr.extrapolated)
+        appendf(why, "%s %d ranks %llu B %s: extrapolated from smaller counts\n",
+                std::string(collective_name(coll)).c_str(), p,
+                static_cast<unsigned long long>(bytes), std::string(a->name).c_str());
+      rows.push_back({std::string(a->name), pr.us, chosen});
     }
+    if (o.csv) {
+      for (const Row& r : rows) {
+        appendf(out, "%s,%d,%d,%llu,%s,", std::string(collective_name(coll)).c_str(), p,
+                topo.nnodes, static_cast<unsigned long long>(bytes), r.algorithm.c_str());
+        if (r.us) appendf(out, "%.3f", *r.us);
+        appendf(out, ",%d\n", r.chosen ? 1 : 0);
+      }
+      continue;
+    }
+    const Row* best = nullptr;
+    const Row* chosen = nullptr;
+    for (const Row& r : rows) {
+      if (r.us && (!best || *r.us < *best->us)) best = &r;
+      if (r.chosen) chosen = &r;
+    }
+    if (!best) continue;
+    appendf(out, "%-15s %6d %5d %9s  %-24s %12.2f  %-24s ",
+            std::string(collective_name(coll)).c_str(), p, topo.nnodes,
+            apps::human_bytes(bytes).c_str(), best->algorithm.c_str(), *best->us,
+            chosen ? chosen->algorithm.c_str() : "(not modelled)");
+    if (chosen && chosen->us)
+      appendf(out, "%12.2f %6.2f\n", *chosen->us, *chosen->us / *best->us);
+    else
+      appendf(out, "%12s %6s\n", "-", "-");
+  }
   return out;
 }
 
