@@ -12,7 +12,10 @@
 //   protocol.call_us  what a call costs beyond its messages: an 8 B
 //                     allreduce (recursive doubling: one message each way)
 //                     on rank 0 and its first peer, less that link's alpha.
-//   inter.nics and protocol.eager_bytes are not measured (defaults).
+//   protocol.eager_bytes  where a message twice as large takes 1.8 times as
+//                     long (the rendezvous handshake), 8-256 KiB, on the
+//                     link between nodes if there is one.
+//   inter.nics is not measured (default).
 // Every figure is the median of 5 repetitions.
 #include "tune_calibrate.hpp"
 
@@ -106,6 +109,20 @@ Link measure_link(tutti_comm_t comm, int me, int b) {
   return l;
 }
 
+// The largest message still sent eagerly between world ranks 0 and b
+// (result on rank 0, 0 if no jump is seen): the size n after which a
+// message of 2n takes more than 1.8 times as long (the rendezvous
+// handshake), between 8 KiB and 256 KiB.
+double eager_limit(tutti_comm_t comm, int me, int b) {
+  std::vector<double> t;
+  for (size_t n = 8 << 10; n <= (512 << 10); n *= 2) t.push_back(half_round_trip(comm, me, 0, b, n));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (me != 0) return 0;
+  for (size_t i = 0; i + 1 < t.size(); ++i)
+    if (t[i + 1] > 1.8 * t[i]) return static_cast<double>(size_t{8 << 10} << i);
+  return 0;
+}
+
 // Time of an 8 B allreduce by recursive doubling (one message each way)
 // between world ranks 0 and b, in us, on rank 0 (0 elsewhere). Collective.
 double allreduce_8b(int me, int b) {
@@ -190,9 +207,14 @@ int calibrate(const std::string& path, const std::string& command_line) {
   check(tutti_comm_create(MPI_COMM_WORLD, &comm), "tutti_comm_create");
   model::Machine m;
   Link intra, inter;
+  double eager = 0;
   try {
     if (same_node > 0) intra = measure_link(comm, me, same_node);
     if (other_node > 0) inter = measure_link(comm, me, other_node);
+    // The eager limit of the link between nodes where there is one (it
+    // matters most there: TCP's differs from shared memory's).
+    const int far = other_node > 0 ? other_node : same_node;
+    if (far > 0) eager = eager_limit(comm, me, far);
   } catch (...) {
     tutti_comm_destroy(comm);
     throw;
@@ -204,6 +226,7 @@ int calibrate(const std::string& path, const std::string& command_line) {
   if (me == 0) {
     if (intra.measured) m.intra = intra.cost;
     if (inter.measured) m.inter = inter.cost;
+    if (eager > 0) m.eager_bytes = eager;
     if (peer > 0)
       m.call_us = std::max(0.0, call - (same_node > 0 ? m.intra.alpha_us : m.inter.alpha_us));
     const size_t n = 8 << 20;
@@ -241,7 +264,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
     std::snprintf(line, sizeof line, "[compute]\nreduce_gbps = %.3f\ncopy_gbps = %.3f\n",
                   gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us));
     f << line << "[protocol]\neager_bytes = " << static_cast<long long>(m.eager_bytes)
-      << "  # not measured\n";
+      << (eager > 0 ? "" : "  # not measured (no jump seen from 8 KiB to 512 KiB): default")
+      << "\n";
     std::snprintf(line, sizeof line, "call_us = %.3f%s\n", m.call_us,
                   peer > 0 ? "" : "  # not measured (one rank): default");
     f << line;
