@@ -3,10 +3,10 @@
 //                     and the lowest rank on its node (intra) or on another
 //                     node (inter): alpha is half the round trip of 8 bytes,
 //                     beta the slope from 8 B to 4 KiB (eager messages);
-//                     rndv_alpha and rndv_beta the line through 256 KiB and
-//                     4 MiB (rendezvous, what large messages get). A job on one node
-//                     has no [inter] pair: those keys keep their defaults,
-//                     and the file says so.
+//                     rndv_alpha and rndv_beta the line through 256 KiB
+//                     and 4 MiB (rendezvous, what large messages get). A
+//                     job on one node has no [inter] pair: those keys keep
+//                     their defaults, and the file says so.
 //   [compute]         rank 0 alone: tutti's host reduction (float32 sum) and
 //                     memcpy over 8 MiB buffers touched before timing.
 //   protocol.call_us  what a call costs beyond its messages: an 8 B
