@@ -472,6 +472,22 @@ TEST_CASE("radix algorithms are right at every radix", "[algorithms][sim]") {
       }
     }
   }
+  // reduce knomial beyond its landing scratch (4 MiB): children one at a time.
+  const algos::Algorithm* reduce = algos_with_radix[2];
+  for (int p : {3, 5, 9}) {
+    Case c;
+    c.nranks = p;
+    c.args.coll = Collective::Reduce;
+    c.args.count = (size_t{3} << 20) / 4 + 1;  // 3 MiB + 4 B of float32
+    c.args.dtype = Datatype::Float32;
+    c.args.op = Op::Sum;
+    c.args.root = p - 1;
+    bool ran = false;
+    const std::string error = run_case(*reduce, c, seed++, ran);
+    INFO("reduce knomial, " << p << " ranks, " << describe(c.args));
+    CHECK(ran);
+    CHECK(error.empty());
+  }
 }
 
 }  // namespace tutti::testing
