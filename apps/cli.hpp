@@ -18,4 +18,7 @@ std::string human_bytes(uint64_t bytes);
 // `values` must not be empty.
 double median(std::vector<double> values);
 
+// "2026-11-26T10:05:25Z": now, UTC.
+std::string utc_now();
+
 }  // namespace tutti::apps

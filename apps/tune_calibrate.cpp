@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "base/status.hpp"
+#include "cli.hpp"
 #include "host/reduce.hpp"
 #include "model/machine.hpp"
 #include "transport/mpi_types.hpp"
@@ -42,11 +43,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 void check(int rc, const char* what) {
@@ -170,15 +166,6 @@ double throughput(size_t bytes, F f) {
     if (rep > 0) reps.push_back(static_cast<double>(bytes) / (seconds_since(start) * 1e6));
   }
   return median(reps);
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 }  // namespace

@@ -171,15 +171,6 @@ std::string clock_text(double seconds) {
   return buf;
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 std::string default_cluster() {
   if (const char* c = std::getenv("SLURM_CLUSTER_NAME"); c && *c) return c;
   char host[256] = {};

@@ -18,6 +18,14 @@ import subprocess
 import tempfile
 
 
+def write_series(path, points):
+    """One "x y" line per point, in order of x, for gnuplot."""
+    with open(path, "w") as f:
+        for x, y in sorted(points):
+            f.write(f"{x} {y}\n")
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv")
@@ -42,17 +50,9 @@ def main():
             series[r["algorithm"]].append((int(r["bytes"]), float(r["predicted_us"])))
             if r["chosen"] == "1":
                 chosen.append((int(r["bytes"]), float(r["predicted_us"])))
-        files = []
-        for algo, pts in sorted(series.items()):
-            path = os.path.join(tmp, f"{coll}-{algo}.dat")
-            with open(path, "w") as f:
-                for b, us in sorted(pts):
-                    f.write(f"{b} {us}\n")
-            files.append((algo, path))
-        cpath = os.path.join(tmp, f"{coll}-chosen.dat")
-        with open(cpath, "w") as f:
-            for b, us in sorted(chosen):
-                f.write(f"{b} {us}\n")
+        files = [(algo, write_series(os.path.join(tmp, f"{coll}-{algo}.dat"), pts))
+                 for algo, pts in sorted(series.items())]
+        cpath = write_series(os.path.join(tmp, f"{coll}-chosen.dat"), chosen)
         panels.append((coll, files, cpath))
     nodes = at[0]["nodes"] if at else "?"
     layout_rows = (len(panels) + 2) // 3
@@ -87,10 +87,7 @@ def main():
                 series[r["algorithm"]].append((int(r["ranks"]), float(r["predicted_us"])))
         plots = []
         for algo, pts in sorted(series.items()):
-            path = os.path.join(tmp, f"ranks-{size}-{algo}.dat")
-            with open(path, "w") as f:
-                for p, us in sorted(pts):
-                    f.write(f"{p} {us}\n")
+            path = write_series(os.path.join(tmp, f"ranks-{size}-{algo}.dat"), pts)
             plots.append(f"'{path}' using 1:2 with linespoints lw 2 title '{algo}'")
         label = {8: "8 B", 2 << 20: "2 MiB", 512 << 20: "512 MiB"}[size]
         if plots:

@@ -28,17 +28,9 @@ void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
   const size_t n = a.count * b.elem_size();
   const size_t chunk = chunk_bytes_of(b);
-  if (b.nranks() == 1) {
-    if (!a.in_place) b.copy(output(), input(), n);
-    return;
-  }
   const PowerOfTwoFold fold{b.rank(), b.nranks()};
+  if (append_allreduce_outside_fold(b, fold, n)) return;
   const int partner = fold.fold_partner();
-  if (fold.folded()) {
-    append_fold_in(b, fold, input(), output(), output(), n);
-    b.recv(partner, output(), n, chunk);
-    return;
-  }
   const int rounds = ceil_log2(fold.pof2());
   const BufRef spare = b.scratch(n);
   // The last round writes the output; earlier ones alternate with `spare`.

@@ -29,17 +29,9 @@ void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
   const size_t es = b.elem_size();
   const size_t n = a.count * es;
-  if (b.nranks() == 1) {
-    if (!a.in_place) b.copy(output(), input(), n);
-    return;
-  }
   const PowerOfTwoFold fold{b.rank(), b.nranks()};
+  if (append_allreduce_outside_fold(b, fold, n)) return;
   const int partner = fold.fold_partner();
-  if (fold.folded()) {
-    append_fold_in(b, fold, input(), output(), output(), n);
-    b.recv(partner, output(), n, chunk_bytes_of(b));
-    return;
-  }
   const ParticipantBlocks blocks = even_participant_blocks(a.count, fold.pof2());
   // In place, the folded vector cannot land in the output (it is the input).
   const bool fold_lands_in_scratch = partner >= 0 && a.in_place;

@@ -53,17 +53,9 @@ void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
   const size_t n = a.count * b.elem_size();
   const size_t chunk = chunk_bytes_of(b);
-  if (b.nranks() == 1) {
-    if (!a.in_place) b.copy(output(), input(), n);
-    return;
-  }
   const PowerOfTwoFold fold{b.rank(), b.nranks()};
+  if (append_allreduce_outside_fold(b, fold, n)) return;
   const int partner = fold.fold_partner();
-  if (fold.folded()) {
-    append_fold_in(b, fold, input(), output(), output(), n);
-    b.recv(partner, output(), n, chunk);
-    return;
-  }
   const int k = floor_power_of_two(std::max(2, a.params.radix ? a.params.radix : kDefaultRadix));
   const std::vector<int> radices = round_radices(fold.pof2(), k);
   const int rounds = static_cast<int>(radices.size());

@@ -34,6 +34,17 @@ size_t recursive_halving_landing_bytes(const ParticipantBlocks& blocks, size_t e
   return std::max(blocks.span_size(0, half), blocks.span_size(half, half)) * elem_size;
 }
 
+bool append_allreduce_outside_fold(ScheduleBuilder& b, const PowerOfTwoFold& fold, size_t bytes) {
+  if (b.nranks() == 1) {
+    if (!b.args().in_place) b.copy(output(), input(), bytes);
+    return true;
+  }
+  if (!fold.folded()) return false;
+  append_fold_in(b, fold, input(), output(), output(), bytes);
+  b.recv(fold.fold_partner(), output(), bytes, chunk_bytes_of(b));
+  return true;
+}
+
 BufRef append_fold_in(ScheduleBuilder& b, const PowerOfTwoFold& fold, BufRef in, BufRef work,
                       BufRef landing, size_t bytes) {
   const int partner = fold.fold_partner();

@@ -49,6 +49,12 @@ size_t recursive_halving_landing_bytes(const ParticipantBlocks& blocks, size_t e
 BufRef append_fold_in(ScheduleBuilder& b, const PowerOfTwoFold& fold, BufRef in, BufRef work,
                       BufRef landing, size_t bytes);
 
+// The allreduce ranks outside the main phase: a lone rank copies its input
+// to the output; a folded rank hands its input to its partner and receives
+// the result into the output. Returns true if this rank's schedule is then
+// complete (the allreduces by recursive doubling, halving and multiplying).
+bool append_allreduce_outside_fold(ScheduleBuilder& b, const PowerOfTwoFold& fold, size_t bytes);
+
 // Reduce-scatter by recursive vector halving, distance halving (pof2/2 first),
 // on a participant of `fold`. The first exchange reads `src` (the whole
 // vector); the kept halves are reduced into `work` (same layout). After it
