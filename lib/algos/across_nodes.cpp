@@ -8,17 +8,24 @@ namespace tutti::algos {
 
 // The choice between ring and recursive doubling, from the cost terms in
 // the header with this machine's inter-node link (about 25 us and 2 GB/s over
-// TCP); both are exact for any rank count, this only picks the faster.
-// From 4 MiB the ring wins whatever the node count: it reduces a chunk
-// while the next is in flight, and reduces (N-1)/N of the vector instead of
-// all of it (2 emulated nodes, 8 MiB: 4.9 ms against 8.1 ms).
+// TCP) and its reduction rate while the link is busy (about 2 GB/s: the
+// operands come cold from memory, and the kernel's TCP copies share the
+// cores); both are exact for any rank count, this only picks the faster.
+// The reduction term decides on 2 nodes, where both move the same bytes:
+// the ring reduces half the vector, a chunk while the next is in flight.
+// Measured on 2 emulated nodes x 1 rank (tutti-bench --compare-mpi, one
+// job per algorithm, 2026-11-26): 512 KiB 224 us against 258, 1 MiB 454
+// against 1132, 2 MiB 1276 against 2278, 4 MiB 2444 against 4229.
+// From 4 MiB the ring wins whatever the node count (8 MiB: 4.9 ms
+// against 8.1 ms).
 bool use_ring_across_nodes(int nodes, size_t bytes) {
   constexpr size_t kRingAlwaysBytes = 4 << 20;
   if (bytes >= kRingAlwaysBytes) return true;
-  constexpr double kAlphaUs = 25, kBytesPerUs = 2000;
-  const double s = static_cast<double>(bytes) / kBytesPerUs;
-  const double ring = 2 * (nodes - 1) * kAlphaUs + 2.0 * (nodes - 1) / nodes * s;
-  const double doubling = ceil_log2(nodes) * (kAlphaUs + s);
+  constexpr double kAlphaUs = 25, kLinkBytesPerUs = 2000, kReduceBytesPerUs = 2000;
+  const double n = static_cast<double>(bytes), s = n / kLinkBytesPerUs, g = n / kReduceBytesPerUs;
+  const double share = static_cast<double>(nodes - 1) / nodes;
+  const double ring = 2 * (nodes - 1) * kAlphaUs + 2 * share * s + share * g;
+  const double doubling = ceil_log2(nodes) * (kAlphaUs + s + g);
   return ring < doubling;
 }
 
