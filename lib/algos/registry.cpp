@@ -5,8 +5,8 @@ namespace tutti::algos {
 // Each algorithm lives in its own file and is listed here once, grouped by
 // collective. Order matters only for listings (tutti-info).
 extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving,
-    kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceLeader,
-    kAllreduceRecursiveMultiplying;
+    kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceHierarchicalShm,
+    kAllreduceLeader, kAllreduceRecursiveMultiplying;
 extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduceLeader,
     kReduceKnomial;
 extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader,
@@ -27,7 +27,8 @@ extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpi
 namespace {
 const Algorithm* const kRegistry[] = {
     &kAllreduceRing, &kAllreduceRecursiveDoubling, &kAllreduceRecursiveHalving, &kAllreduceTree,
-    &kAllreduceShm, &kAllreduceHierarchical, &kAllreduceLeader, &kAllreduceRecursiveMultiplying,
+    &kAllreduceShm, &kAllreduceHierarchical, &kAllreduceHierarchicalShm, &kAllreduceLeader,
+    &kAllreduceRecursiveMultiplying,
     &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader, &kReduceKnomial,
     &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader, &kBcastKnomial,
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,

@@ -133,17 +133,56 @@ Comm::Comm(MPI_Comm mpi_comm)
     check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MPI_Comm_rank");
     recorder_ = std::make_unique<FlightRecorder>(config_.trace_prefix, world_rank, rank_, size_);
   }
-  if (topology().nnodes == 1 && size_ > 1) {
+  if (size_ > 1 && topology().max_ranks_per_node > 1) allocate_node_memory();
+  if (config_.debug.any() && rank_ == 0)
+    log_line(rank_, str("communicator of ", size_, " ranks on ", topology().nnodes,
+                        " node(s), transport ", transport_->name(), ", shared segment ",
+                        topology().shared_bytes, " bytes"));
+}
+
+// The shared segment of this rank's node, over the communicator's ranks on
+// it. Collective over the communicator: in a job across nodes every node
+// allocates its own, all of one size (the smallest any node asks for), or
+// none at all where one node with several ranks could not get one, since
+// algorithms size their chunks by it and the messages between nodes must
+// match. A node of one rank needs no segment and does not limit the size.
+void Comm::allocate_node_memory() {
+  if (topology().nnodes == 1) {
     const size_t bytes = config_.shm_bytes < 0 ? default_node_memory_bytes(size_)
                                                : static_cast<size_t>(config_.shm_bytes);
     node_memory_ = NodeMemory::allocate(mpi_comm_, bytes);
     if (node_memory_) node_memory_->port().slot_writes().force(config_.shm_stream);
     dispatcher_.set_shared_bytes(node_memory_ ? node_memory_->segment().data_bytes() : 0);
+    return;
   }
-  if (config_.debug.any() && rank_ == 0)
-    log_line(rank_, str("communicator of ", size_, " ranks on ", topology().nnodes,
-                        " node(s), transport ", transport_->name(), ", shared segment ",
-                        topology().shared_bytes, " bytes"));
+  MPI_Comm node_comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_split_type(mpi_comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node_comm),
+            "MPI_Comm_split_type (shared segment)");
+  const int node_ranks = comm_size(node_comm);
+  constexpr unsigned long long kNoLimit = ~0ull;
+  unsigned long long bytes = config_.shm_bytes < 0 ? default_node_memory_bytes(node_ranks)
+                                                   : static_cast<unsigned long long>(config_.shm_bytes);
+  if (node_ranks == 1) bytes = kNoLimit;
+  int rc = MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mpi_comm_);
+  if (rc == MPI_SUCCESS && node_ranks > 1) {
+    try {
+      node_memory_ = NodeMemory::allocate(node_comm, static_cast<size_t>(bytes));
+    } catch (...) {
+      MPI_Comm_free(&node_comm);
+      throw;
+    }
+  }
+  MPI_Comm_free(&node_comm);
+  check_mpi(rc, "MPI_Allreduce (shared segment size)");
+  int ok = node_ranks == 1 || node_memory_ ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, mpi_comm_),
+            "MPI_Allreduce (shared segments)");
+  if (!ok) node_memory_.reset();  // collective on this node: its ranks agree
+  if (node_memory_) {
+    node_memory_->port().slot_writes().force(config_.shm_stream);
+    node_memory_->port().use_rank_index(topology().nodes->local_of_rank);
+  }
+  dispatcher_.set_shared_bytes(ok && bytes != kNoLimit ? static_cast<size_t>(bytes) : 0);
 }
 
 Comm::~Comm() {

@@ -216,7 +216,8 @@ class Comm {
   // Single-node communicators: the shared segment of the shm algorithms,
   // which one operation at a time may use. The others wait their turn in
   // call order (the same on every rank, so the queue cannot deadlock).
-  std::unique_ptr<NodeMemory> node_memory_;
+  std::unique_ptr<NodeMemory> node_memory_;  // this node's shared segment
+  void allocate_node_memory();
   std::vector<char> direct_scratch_;  // DirectCall::scratch, sized with the plans
   std::shared_ptr<Operation> shm_holder_;
   // The blocking call running on the caller's stack (run_blocking), polled

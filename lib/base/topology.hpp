@@ -25,8 +25,11 @@ struct Topology {
   int nnodes = 1;
   int max_ranks_per_node = 1;
   std::vector<int> node_of_rank;  // node index (0..nnodes-1) of every rank
-  // Data bytes of the node's shared segment (0: none). Single-node
-  // communicators only, for the shared-memory algorithms.
+  // Data bytes of each node's shared segment, which serves the
+  // communicator's ranks on that node (0: none). The same on every rank:
+  // algorithms size their chunks by it. Single-node communicators use it
+  // in the shared-memory algorithms (*_shm), jobs across nodes in the
+  // node-aware ones.
   size_t shared_bytes = 0;
   // This rank's node has more ranks than CPUs they may run on (the union of
   // their affinity masks): waits then yield at once instead of spinning.

@@ -191,41 +191,7 @@ bool ScheduleRun::on_complete(const Step& s, Completion& c) {
 
 bool ScheduleRun::advance() {
   if (finished_) return true;
-  return schedule_->uses_transport ? advance_messages() : advance_in_node();
-}
-
-bool ScheduleRun::advance_messages() {
   const Schedule& sched = *schedule_;
-  for (;;) {
-    if (!round_posted_) {
-      if (round_ == sched.rounds.size() || status_ != TUTTI_SUCCESS) {
-        finished_ = true;
-        return true;
-      }
-      post_round();
-    }
-    const Round& round = sched.rounds[round_];
-    for (uint32_t i = round.comm_begin; i < round.end && outstanding_ > 0; ++i) {
-      const uint32_t slot = i - round.comm_begin;
-      Completion& c = completions_[slot];
-      if (handled_[slot] || !c.done) continue;
-      handled_[slot] = 1;
-      --outstanding_;
-      if (!on_complete(sched.steps[i], c) && !cancelling_) cancel(status_, error_);
-    }
-    if (outstanding_ > 0) return false;
-    ++round_;
-    round_posted_ = false;
-    if (status_ != TUTTI_SUCCESS) {
-      finished_ = true;
-      return true;
-    }
-  }
-}
-
-bool ScheduleRun::advance_in_node() {
-  const Schedule& sched = *schedule_;
-  SharedPort* port = bufs_.shared;
   for (;;) {
     if (!round_posted_) {
       if (round_ == sched.rounds.size() || status_ != TUTTI_SUCCESS) {
@@ -233,39 +199,69 @@ bool ScheduleRun::advance_in_node() {
         finished_ = true;
         return true;
       }
-      const Round& round = sched.rounds[round_];
-      run_locals(round);
-      next_flag_ = round.comm_begin;
-      round_posted_ = true;
+      start_round(sched.rounds[round_]);
     }
-    // The round's signals, then its waits, in step order: a signal waits
-    // for its line to be free, a wait for the peer's signal. In order costs
-    // nothing in latency (all must complete) and needs no per-step state.
     const Round& round = sched.rounds[round_];
-    for (; next_flag_ < round.end; ++next_flag_) {
-      const Step& s = sched.steps[next_flag_];
-      if (s.kind == StepKind::ShmSignal) {
-        if (!port->can_signal(s.peer)) return false;
-        port->signal(s.peer, s.bytes ? address(s.src) : nullptr, s.bytes);
-      } else {
-        if (!port->arrived(s.peer, s.bytes)) return false;
-        port->take(s.peer, s.bytes ? address(s.dst) : nullptr, s.bytes);  // data in the flag lines
-      }
-    }
+    if (!(round.flags ? round_flags_done(round) : round_messages_done(round))) return false;
     ++round_;
     round_posted_ = false;
   }
+}
+
+void ScheduleRun::start_round(const Round& round) {
+  if (round.flags || round.comm_begin == round.end) {
+    run_locals(round);
+    next_flag_ = round.comm_begin;
+    outstanding_ = 0;
+    round_posted_ = true;
+  } else {
+    post_round();
+  }
+}
+
+bool ScheduleRun::round_messages_done(const Round& round) {
+  for (uint32_t i = round.comm_begin; i < round.end && outstanding_ > 0; ++i) {
+    const uint32_t slot = i - round.comm_begin;
+    Completion& c = completions_[slot];
+    if (handled_[slot] || !c.done) continue;
+    handled_[slot] = 1;
+    --outstanding_;
+    if (!on_complete(schedule_->steps[i], c) && !cancelling_) cancel(status_, error_);
+  }
+  return outstanding_ == 0;
+}
+
+// The round's signals, then its waits, in step order: a signal waits for
+// its line to be free, a wait for the peer's signal. In order costs nothing
+// in latency (all must complete) and needs no per-step state. Steps name
+// communicator ranks; the segment knows the ranks of this node by their
+// index among them.
+bool ScheduleRun::round_flags_done(const Round& round) {
+  SharedPort* port = bufs_.shared;
+  for (; next_flag_ < round.end; ++next_flag_) {
+    const Step& s = schedule_->steps[next_flag_];
+    const int peer = port->index_of(s.peer);
+    if (s.kind == StepKind::ShmSignal) {
+      if (!port->can_signal(peer)) return false;
+      port->signal(peer, s.bytes ? address(s.src) : nullptr, s.bytes);
+    } else {
+      if (!port->arrived(peer, s.bytes)) return false;
+      port->take(peer, s.bytes ? address(s.dst) : nullptr, s.bytes);  // data in the flag lines
+    }
+  }
+  return true;
 }
 
 void ScheduleRun::cancel(Status why, std::string message) {
   set_error(why, std::move(message));
   if (finished_ || cancelling_) return;
   cancelling_ = true;
-  if (!schedule_->uses_transport) {
+  const bool in_flags = round_posted_ && schedule_->rounds[round_].flags;
+  if (!schedule_->uses_transport || in_flags) {
     finished_ = true;  // flags hold nothing to release
     return;
   }
-  if (!round_posted_) return;
+  if (!round_posted_) return;  // advance() finishes on the error
   const Round& round = schedule_->rounds[round_];
   for (uint32_t i = round.comm_begin; i < round.end; ++i) {
     const uint32_t slot = i - round.comm_begin;
@@ -277,7 +273,7 @@ std::vector<int> ScheduleRun::waiting_for() const {
   std::vector<int> peers;
   if (finished_ || !round_posted_) return peers;
   const Round& round = schedule_->rounds[round_];
-  if (!schedule_->uses_transport) {
+  if (round.flags) {
     // A signal waits for the peer to free its line, a wait for its signal.
     for (uint32_t i = next_flag_; i < round.end; ++i) peers.push_back(schedule_->steps[i].peer);
     return peers;

@@ -64,12 +64,13 @@ class ScheduleRun {
   // node/slot_writes.hpp).
   double run_timed(const Step& step);
   void run_locals(const Round& round);
-  // The two ways a schedule runs: with messages over the transport, or
-  // (a shared-memory schedule, or one with local steps only) within the
-  // node, where a round's communication is flags polled in step order and
-  // small calls must cost little.
-  bool advance_messages();
-  bool advance_in_node();
+  // The two kinds of round: messages over the transport, or flags in the
+  // node's shared segment (or local steps only), polled in step order,
+  // where small calls must cost little. Each starts the round, or returns
+  // whether its communication has completed.
+  void start_round(const Round& round);
+  bool round_messages_done(const Round& round);
+  bool round_flags_done(const Round& round);
   void post_round();
   bool on_complete(const Step& step, Completion& c);
   void set_error(Status status, std::string message);

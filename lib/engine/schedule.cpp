@@ -137,6 +137,7 @@ void ScheduleBuilder::add_comm(Step step, size_t chunk_bytes) {
   step.peer = to_comm_rank(step.peer);
   note_shared(step);
   if (step.bytes == 0) return;
+  start_comm(false);
   if (chunk_bytes == 0 || chunk_bytes >= step.bytes) {
     comm_.push_back(step);
     return;
@@ -184,12 +185,14 @@ void ScheduleBuilder::recv_reduce(int peer, BufRef dst, BufRef operand, BufRef l
 void ScheduleBuilder::signal(int peer) {
   ++requests_;
   check_peer(peer);
+  start_comm(false);
   comm_.push_back({.kind = StepKind::Send, .peer = to_comm_rank(peer), .bytes = 0});
 }
 
 void ScheduleBuilder::wait_signal(int peer) {
   ++requests_;
   check_peer(peer);
+  start_comm(false);
   comm_.push_back({.kind = StepKind::Recv, .peer = to_comm_rank(peer), .bytes = 0});
 }
 
@@ -197,7 +200,9 @@ void ScheduleBuilder::shm_signal(int peer, BufRef src, size_t bytes) {
   ++requests_;
   check_peer(peer);
   check_inline(bytes);
+  check_same_node(peer);
   sched_.uses_shared = true;
+  start_comm(true);
   comm_.push_back(
       {.kind = StepKind::ShmSignal, .peer = to_comm_rank(peer), .bytes = bytes, .src = src});
 }
@@ -206,14 +211,41 @@ void ScheduleBuilder::shm_wait(int peer, BufRef dst, size_t bytes) {
   ++requests_;
   check_peer(peer);
   check_inline(bytes);
+  check_same_node(peer);
   sched_.uses_shared = true;
+  start_comm(true);
   comm_.push_back(
       {.kind = StepKind::ShmWait, .peer = to_comm_rank(peer), .bytes = bytes, .dst = dst});
 }
 
+void ScheduleBuilder::start_comm(bool flags) {
+  if (!comm_.empty() && comm_flags_ != flags) end_round();
+  comm_flags_ = flags;
+}
+
+void ScheduleBuilder::check_same_node(int peer) const {
+  const std::vector<int>& node = topo_->node_of_rank;
+  if (topo_->nnodes <= 1 || node.empty()) return;
+  const int other = to_comm_rank(peer);
+  if (node[static_cast<size_t>(other)] != node[static_cast<size_t>(comm_rank_)])
+    fail(TUTTI_ERR_INTERNAL, "a shared-memory flag from rank ", comm_rank_, " to rank ", other,
+         " on another node");
+}
+
+int ScheduleBuilder::ranks_on_my_node() const {
+  const Topology& t = *topo_;
+  if (t.nnodes <= 1 || t.node_of_rank.empty()) return t.nranks;
+  if (t.nodes) {
+    const NodeIndex& n = *t.nodes;
+    return static_cast<int>(n.ranks_of_node[static_cast<size_t>(n.group_of_rank[comm_rank_])].size());
+  }
+  const int mine = t.node_of_rank[static_cast<size_t>(comm_rank_)];
+  return static_cast<int>(std::count(t.node_of_rank.begin(), t.node_of_rank.end(), mine));
+}
+
 void ScheduleBuilder::check_inline(size_t bytes) const {
-  // The segment's flag lines are laid out for the whole communicator.
-  const int p = topo_->nranks;
+  // The segment's flag lines are laid out for the ranks of this node.
+  const int p = ranks_on_my_node();
   if (bytes > SharedSegment::carry_bytes(p))
     fail(TUTTI_ERR_INTERNAL, "a shared-memory signal on ", p, " ranks carries at most ",
          SharedSegment::carry_bytes(p), " bytes, not ", bytes);
@@ -248,6 +280,7 @@ void ScheduleBuilder::end_round() {
                         [](const Step& s) { return s.kind != StepKind::ShmWait; });
   sched_.steps.insert(sched_.steps.end(), comm_.begin(), comm_.end());
   round.end = static_cast<uint32_t>(sched_.steps.size());
+  round.flags = !comm_.empty() && comm_flags_;
   sched_.max_comm_per_round = std::max(sched_.max_comm_per_round, round.end - round.comm_begin);
   sched_.rounds.push_back(round);
   local_.clear();
@@ -259,20 +292,14 @@ Schedule ScheduleBuilder::finish() {
   // Number the messages of each (peer, direction) pair in program order: the
   // k-th send to b here matches the k-th receive from us at b.
   std::map<int, uint32_t> sent, received;
-  bool uses_flags = false;
   for (Step& s : sched_.steps) {
     if (s.kind == StepKind::Send || s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce)
       sched_.uses_transport = true;
-    if (s.kind == StepKind::ShmSignal || s.kind == StepKind::ShmWait) uses_flags = true;
     if (s.kind == StepKind::Send)
       s.msg_index = sent[s.peer]++;
     else if (s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce)
       s.msg_index = received[s.peer]++;
   }
-  // The engine runs the two kinds apart (ScheduleRun::advance_messages and
-  // advance_in_node); no algorithm needs both in one schedule.
-  if (uses_flags && sched_.uses_transport)
-    fail(TUTTI_ERR_INTERNAL, "a schedule mixes shared-memory flags with messages");
   return std::move(sched_);
 }
 

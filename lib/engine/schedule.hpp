@@ -31,9 +31,15 @@
 //     are communication steps (they run after the round's local steps, in
 //     step order: a signal may first wait for its flag line to be free);
 //     the n-th signal from a to b matches b's n-th wait for a. The builder
-//     puts a round's signals before its waits. A schedule has either
-//     shared-memory flags or messages, not both. A communicator runs one
-//     shared-memory schedule at a time.
+//     puts a round's signals before its waits. A round has either
+//     shared-memory flags or messages, never both (the builder closes the
+//     round when the kind changes); a schedule may have both kinds of
+//     rounds: a node-aware algorithm synchronises the ranks of a node
+//     through their segment and sends messages between nodes. In jobs
+//     across nodes each node has its own segment, shared by the
+//     communicator's ranks on that node: a schedule signals only ranks of
+//     its own node. A communicator runs one shared-memory schedule at a
+//     time.
 //     Shared offsets below shared_half_bytes(capacity) are the half of
 //     parity 0; begin_shm_chunk() says which parity a chunk uses, and the
 //     engine swaps the halves when the communicator's sequence of chunks is
@@ -85,6 +91,7 @@ struct Step {
 // steps[begin, comm_begin) are local steps, steps[comm_begin, end) communication.
 struct Round {
   uint32_t begin, comm_begin, end;
+  bool flags = false;  // its communication is shared-memory flags, not messages
 };
 
 struct Schedule {
@@ -97,8 +104,7 @@ struct Schedule {
   // Bytes of one parity's half that the slots span (the same on every
   // rank); the engine slides them through the half from call to call.
   size_t slot_area_bytes = 0;
-  // Any send or receive. Shared-memory schedules have none; a schedule
-  // has either messages or shared-memory flags, never both.
+  // Any send or receive (a round of messages).
   bool uses_transport = false;
   uint32_t max_comm_per_round = 0;
   Datatype dtype = Datatype::Uint8;
@@ -201,6 +207,11 @@ class ScheduleBuilder {
   void check_peer(int peer) const;
   void check_elements(size_t bytes, const char* what) const;
   void check_inline(size_t bytes) const;
+  // Closes the open round if its communication is of the other kind.
+  void start_comm(bool flags);
+  // The ranks of this rank's node: those its shared segment serves.
+  int ranks_on_my_node() const;
+  void check_same_node(int peer) const;  // a flag's peer shares this rank's segment
   void note_shared(const Step& step);
   int to_comm_rank(int peer) const;
   void leave_group();
@@ -214,6 +225,7 @@ class ScheduleBuilder {
   size_t shared_capacity_;
   Schedule sched_;
   std::vector<Step> local_, comm_;  // the open round
+  bool comm_flags_ = false;         // comm_ holds shared-memory flags
   size_t requests_ = 0;
 };
 

@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "node/slot_writes.hpp"
@@ -154,6 +155,14 @@ class SharedPort {
         acked_(static_cast<size_t>(segment->nranks()), 0) {}
 
   SharedSegment& segment() const { return *segment_; }
+  // Schedules name communicator ranks. In a job across nodes the segment
+  // serves the communicator's ranks on this node, by their index among
+  // them: `index_of_rank` maps every communicator rank to that index (-1
+  // off this node). Without it, the segment serves the whole communicator.
+  void use_rank_index(std::vector<int> index_of_rank) { index_of_rank_ = std::move(index_of_rank); }
+  int index_of(int comm_rank) const {
+    return index_of_rank_.empty() ? comm_rank : index_of_rank_[static_cast<size_t>(comm_rank)];
+  }
   // How this rank writes its slots (normal or streaming stores), decided
   // per call (node/slot_writes.hpp).
   SlotWrites& slot_writes() { return slot_writes_; }
@@ -271,6 +280,7 @@ class SharedPort {
  private:
   SharedSegment* segment_;
   int rank_;
+  std::vector<int> index_of_rank_;  // empty: the identity
   std::vector<uint64_t> sent_, waited_;
   std::vector<uint64_t> acked_;  // the peers' acknowledgements, as last read
   uint32_t next_parity_ = 0;

@@ -20,37 +20,48 @@ struct RankCall {
   std::unique_ptr<ScheduleRun> run;
 };
 
-// The node's shared segment, zeroed (flags start at 0), one port per rank;
-// allocated when a schedule first needs it (its flags grow as P^2).
-class SimSegment {
+// The nodes' shared segments, zeroed (flags start at 0), one port per rank,
+// each segment over the ranks of its node (the whole communicator on one
+// node); a node's is allocated when a schedule first needs it (its flags
+// grow as P^2).
+class SimSegments {
  public:
-  SimSegment(int nranks, size_t data_bytes, std::optional<bool> streaming)
-      : nranks_(nranks), data_bytes_(data_bytes), streaming_(streaming) {}
+  SimSegments(const Topology& topo, size_t data_bytes, std::optional<bool> streaming)
+      : nodes_(NodeIndex::of(topo.nranks, topo.node_of_rank)), several_(topo.nnodes > 1),
+        data_bytes_(data_bytes), streaming_(streaming), per_node_(nodes_.ranks_of_node.size()) {}
   SharedPort& port(int rank) {
-    if (!segment_) {
-      memory_.assign(SharedSegment::flag_bytes(nranks_) + data_bytes_, 0);
-      segment_ = std::make_unique<SharedSegment>(memory_.data(), memory_.size(), nranks_);
-      for (int r = 0; r < nranks_; ++r) {
-        ports_.emplace_back(segment_.get(), r);
-        ports_.back().slot_writes().force(streaming_);
+    const auto group = static_cast<size_t>(nodes_.group_of_rank[static_cast<size_t>(rank)]);
+    Node& node = per_node_[group];
+    if (!node.segment) {
+      const int n = static_cast<int>(nodes_.ranks_of_node[group].size());
+      node.memory.assign(SharedSegment::flag_bytes(n) + data_bytes_, 0);
+      node.segment = std::make_unique<SharedSegment>(node.memory.data(), node.memory.size(), n);
+      for (int r = 0; r < n; ++r) {
+        node.ports.emplace_back(node.segment.get(), r);
+        node.ports.back().slot_writes().force(streaming_);
+        if (several_) node.ports.back().use_rank_index(nodes_.local_of_rank);
       }
     }
-    return ports_[static_cast<size_t>(rank)];
+    return node.ports[static_cast<size_t>(nodes_.local_of_rank[static_cast<size_t>(rank)])];
   }
 
  private:
-  int nranks_;
+  struct Node {
+    std::vector<char> memory;
+    std::unique_ptr<SharedSegment> segment;
+    std::vector<SharedPort> ports;
+  };
+  NodeIndex nodes_;
+  bool several_;
   size_t data_bytes_;
   std::optional<bool> streaming_;
-  std::vector<char> memory_;
-  std::unique_ptr<SharedSegment> segment_;
-  std::vector<SharedPort> ports_;
+  std::vector<Node> per_node_;
 };
 
 // Builds and checks rank r's schedule for `call`; sets up its buffers and
 // starts its run. Returns an error description or "".
 std::string prepare(const SimCall& call, int r, const SimOptions& options, SimTransport& transport,
-                    SimSegment& segment, RankCall& rc) {
+                    SimSegments& segments, RankCall& rc) {
   const int p = static_cast<int>(call.args.size());
   const CollArgs& a = call.args[r];
   const Topology topo = sim_topology(p, options);
@@ -108,7 +119,7 @@ std::string prepare(const SimCall& call, int r, const SimOptions& options, SimTr
   }
   rc.scratch = Bytes(rc.schedule->scratch_bytes, static_cast<char>(0xab));
   bufs.scratch = rc.scratch.data();
-  if (rc.schedule->uses_shared) bufs.shared = &segment.port(r);
+  if (rc.schedule->uses_shared) bufs.shared = &segments.port(r);
   rc.run = std::make_unique<ScheduleRun>(transport, rc.schedule, bufs, 7);
   return "";
 }
@@ -147,7 +158,7 @@ Topology sim_topology(int nranks, const SimOptions& options) {
   }
   t.nnodes = static_cast<int>(per_node.size());
   t.max_ranks_per_node = *std::max_element(per_node.begin(), per_node.end());
-  t.shared_bytes = 0;
+  t.shared_bytes = options.shared_bytes;  // each node's segment
   t.index_nodes();
   return t;
 }
@@ -167,7 +178,7 @@ std::vector<SimOutcome> run_sequence_in_sim(const std::vector<SimCall>& calls,
   if (calls.empty()) return outcomes;
   const int p = static_cast<int>(calls.front().args.size());
   SimNetwork net(p, options.mode, options.threaded);
-  SimSegment segment(p, options.shared_bytes, options.shm_streaming);
+  SimSegments segments(sim_topology(p, options), options.shared_bytes, options.shm_streaming);
   std::vector<std::unique_ptr<SimTransport>> transports;
   for (int r = 0; r < p; ++r) transports.push_back(std::make_unique<SimTransport>(net, r));
   // calls x ranks, each rank's runs created in call order (as a program
@@ -176,7 +187,7 @@ std::vector<SimOutcome> run_sequence_in_sim(const std::vector<SimCall>& calls,
   for (size_t c = 0; c < calls.size(); ++c) {
     runs[c].resize(static_cast<size_t>(p));
     for (int r = 0; r < p; ++r) {
-      const std::string error = prepare(calls[c], r, options, *transports[r], segment, runs[c][r]);
+      const std::string error = prepare(calls[c], r, options, *transports[r], segments, runs[c][r]);
       if (!error.empty()) return failed(calls.size() > 1 ? str("call ", c, ": ", error) : error);
       outcomes[c].max_rounds = std::max(outcomes[c].max_rounds, runs[c][r].schedule->rounds.size());
       outcomes[c].messages += runs[c][r].schedule->message_count();

@@ -16,8 +16,8 @@ namespace tutti::testing {
 struct SimOptions {
   SimNetwork::Mode mode = SimNetwork::Mode::Rendezvous;
   bool check_hazards = true;  // find_round_hazards on every rank's schedule
-  // Data bytes of the simulated node's shared segment. Small, so that the
-  // shared-memory algorithms run many chunks even on small vectors.
+  // Data bytes of each simulated node's shared segment (0: none). Small, so
+  // that the shared-memory algorithms run many chunks even on small vectors.
   size_t shared_bytes = 16 * 1024;
   // Ranks write their slots with non-temporal stores, or not
   // (TUTTI_SHM_STREAM=1/0); nullopt: each rank decides (node/slot_writes.hpp).

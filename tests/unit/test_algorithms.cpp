@@ -20,13 +20,14 @@ struct Case {
   SimNetwork::Mode mode = SimNetwork::Mode::Rendezvous;
   bool threaded = false;  // each rank on its own thread
   std::vector<int> node_of_rank;  // empty: one node
+  size_t shared_bytes = SimOptions{}.shared_bytes;  // of each node's segment
 };
 
 std::string describe_case(const algos::Algorithm& algo, const Case& c) {
   std::string nodes;
   for (int node : c.node_of_rank) nodes += str(node);
   return str(algo.name, " ", describe(c.args), " nranks=", c.nranks,
-             nodes.empty() ? "" : str(" nodes=", nodes),
+             nodes.empty() ? "" : str(" nodes=", nodes, " shared=", c.shared_bytes),
              " chunk=", c.args.params.chunk_bytes,
              c.mode == SimNetwork::Mode::Eager ? " eager" : " rendezvous");
 }
@@ -57,6 +58,7 @@ std::optional<PreparedCase> prepare_case(const algos::Algorithm& algo, const Cas
 
   SimOptions options;
   options.node_of_rank = c.node_of_rank;
+  options.shared_bytes = c.shared_bytes;
   if (algo.refuse(args[0], sim_topology(p, options))) return std::nullopt;
 
   std::vector<Bytes> inputs;
@@ -93,6 +95,7 @@ std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed,
   options.mode = c.mode;
   options.threaded = c.threaded;
   options.node_of_rank = c.node_of_rank;
+  options.shared_bytes = c.shared_bytes;
   const SimCall& call = prepared->call;
   const SimOutcome got = run_in_sim(*call.algo, call.args, call.inputs, options);
   if (!got.error.empty()) return got.error;
@@ -310,6 +313,7 @@ void check_algorithm_on_nodes(const algos::Algorithm& algo) {
         c.args.in_place = can_be_in_place(coll) && rotation % 2 == 1;
         c.args.params.chunk_bytes = rotation % 4 == 1 ? 3 * datatype_size(c.args.dtype) : 0;
         c.mode = rotation % 5 == 0 ? SimNetwork::Mode::Eager : SimNetwork::Mode::Rendezvous;
+        if (rotation % 7 == 3) c.shared_bytes = 0;  // no segment: messages inside the nodes too
         ++rotation;
         bool ran = false;
         const std::string error = run_case(algo, c, ++seed, ran);

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/status.hpp"
+#include "engine/schedule.hpp"
 #include "node/shared_segment.hpp"
 #include "node/slot_writes.hpp"
 
@@ -240,6 +242,57 @@ TEST_CASE("one-chunk calls move their slots through the half, in turn", "[schedu
   for (int call = 0; call < 100; ++call)
     largest = std::max(largest, third.take_slide(64, 1, call % 2, false));
   CHECK(largest == 31 * 4096);
+}
+
+}  // namespace tutti::testing
+
+namespace tutti::testing {
+
+TEST_CASE("a schedule may mix rounds of flags and of messages, each round of one kind", "[schedule]") {
+  // Two nodes of two ranks: {0, 1} and {2, 3}.
+  Topology topo;
+  topo.nranks = 4;
+  topo.nnodes = 2;
+  topo.max_ranks_per_node = 2;
+  topo.node_of_rank = {0, 0, 1, 1};
+  topo.shared_bytes = 1 << 16;
+  topo.index_nodes();
+  CollArgs args;
+  args.coll = Collective::Allreduce;
+  args.count = 16;
+  args.dtype = Datatype::Float32;
+  ScheduleBuilder b(args, 0, topo);
+  b.shm_signal(1);
+  b.send(2, input(), 64);  // another kind: the flags' round closes first
+  b.recv(2, output(), 64);
+  b.shm_wait(1);
+  const Schedule s = b.finish();
+  REQUIRE(s.rounds.size() == 3);
+  CHECK(s.rounds[0].flags);
+  CHECK_FALSE(s.rounds[1].flags);
+  CHECK(s.rounds[1].end - s.rounds[1].comm_begin == 2);
+  CHECK(s.rounds[2].flags);
+  CHECK(s.uses_shared);
+  CHECK(s.uses_transport);
+
+  // A flag to a rank of another node has no segment to go through.
+  ScheduleBuilder wrong(args, 0, topo);
+  CHECK_THROWS_AS(wrong.shm_signal(2), Error);
+  // A node's segment carries data for the ranks of that node: 2 here.
+  ScheduleBuilder carry(args, 0, topo);
+  CHECK_NOTHROW(carry.shm_signal(1, input(), SharedSegment::carry_bytes(2)));
+}
+
+TEST_CASE("a port maps communicator ranks to its node's segment", "[schedule]") {
+  std::vector<char> memory(SharedSegment::flag_bytes(2), 0);
+  SharedSegment segment{memory.data(), memory.size(), 2};
+  SharedPort plain{&segment, 0};
+  CHECK(plain.index_of(1) == 1);
+  // Communicator ranks 1 and 3 share this node, as its ranks 0 and 1.
+  SharedPort mapped{&segment, 1};
+  mapped.use_rank_index({0, 0, 1, 1});
+  CHECK(mapped.index_of(1) == 0);
+  CHECK(mapped.index_of(3) == 1);
 }
 
 }  // namespace tutti::testing
