@@ -35,44 +35,22 @@
 #include "algos/node_groups.hpp"
 #include "algos/registry.hpp"
 #include "algos/ring.hpp"
-#include "algos/shm_common.hpp"
+#include "algos/node_shm.hpp"
 
 namespace tutti::algos {
 namespace {
 
-// Bytes of one slot: the same on every node (the chunks, and so the
-// messages between nodes, must match), whatever its own rank count. Where
-// every node holds one rank nothing is shared, and the chunks are only
-// the pipeline's (params.chunk_bytes) or the whole vector.
-size_t slot_bytes(const CollArgs& a, const Topology& topo) {
-  const size_t chunk = a.params.chunk_bytes ? std::max(a.params.chunk_bytes, kMinShmSlot) : ~size_t{0};
-  if (topo.max_ranks_per_node == 1) return chunk / kMinShmSlot * kMinShmSlot;
-  return shm_slot_bytes(topo.shared_bytes, topo.max_ranks_per_node, chunk, 1);
-}
-
-Refusal refuse(const CollArgs& a, const Topology& topo) {
-  if (topo.max_ranks_per_node == 1) return std::nullopt;
-  if (topo.shared_bytes == 0) return "no shared-memory segment (TUTTI_SHM_BYTES=0 or unavailable)";
-  if (slot_bytes(a, topo) < kMinShmSlot)
-    return str("the shared segment (", topo.shared_bytes, " bytes) is too small for ",
-               topo.max_ranks_per_node, " ranks per node");
-  return std::nullopt;
-}
-
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
   const size_t es = b.elem_size(), n = a.count * es;
-  const size_t slot = slot_bytes(a, b.topology());
+  const size_t slot = node_slot_bytes(a, b.topology());
   const NodeGroups g = node_groups_of(b.topology(), b.comm_rank());
   const std::vector<int>& node = g.my_node_ranks();
   const int lanes = g.min_ranks_per_node, local = g.my_local;
   const int node_ranks = static_cast<int>(node.size());
   const bool is_lane = local < lanes;
-  const size_t half = shared_half_bytes(b.shared_capacity());
   if (node_ranks > 1) b.note_slot_area(static_cast<size_t>(node_ranks) * slot);
-  auto slot_of = [&](int parity, int rank) {
-    return shared(static_cast<size_t>(parity) * half + static_cast<size_t>(rank) * slot);
-  };
+  auto slot_of = [&](int parity, int rank) { return node_slot(b, parity, rank, slot); };
   for (size_t off = 0; off < n; off += slot) {
     const size_t c = std::min(slot, n - off);
     const BlockPartition slices{c / es, lanes};
@@ -114,6 +92,6 @@ extern const Algorithm kAllreduceHierarchicalShm{
     "hierarchical_shm", Collective::Allreduce,
     "node-aware: reduce-scatter through each node's shared segment, allreduce of each slice "
     "across nodes by all local ranks at once, allgather through the segment",
-    refuse, build};
+    refuse_node_shm, build};
 
 }  // namespace tutti::algos

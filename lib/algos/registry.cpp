@@ -6,11 +6,11 @@ namespace tutti::algos {
 // collective. Order matters only for listings (tutti-info).
 extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving,
     kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceHierarchicalShm,
-    kAllreduceLeader, kAllreduceRecursiveMultiplying;
+    kAllreduceLeader, kAllreduceLeaderShm, kAllreduceRecursiveMultiplying;
 extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduceLeader,
-    kReduceKnomial;
+    kReduceLeaderShm, kReduceKnomial;
 extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader,
-    kBcastKnomial;
+    kBcastLeaderShm, kBcastKnomial;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm,
     kAllgatherLeader;
 extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm,
@@ -20,7 +20,7 @@ extern const Algorithm kScatterTree, kScatterLinear, kScatterShm;
 extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm,
     kAlltoallLeader;
 extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear;
-extern const Algorithm kBarrierDissemination, kBarrierShm, kBarrierLeader;
+extern const Algorithm kBarrierDissemination, kBarrierShm, kBarrierLeader, kBarrierLeaderShm;
 extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpiReduceScatter,
     kMpiGather, kMpiScatter, kMpiAlltoall, kMpiAlltoallv, kMpiBarrier;
 
@@ -28,9 +28,10 @@ namespace {
 const Algorithm* const kRegistry[] = {
     &kAllreduceRing, &kAllreduceRecursiveDoubling, &kAllreduceRecursiveHalving, &kAllreduceTree,
     &kAllreduceShm, &kAllreduceHierarchical, &kAllreduceHierarchicalShm, &kAllreduceLeader,
-    &kAllreduceRecursiveMultiplying,
-    &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader, &kReduceKnomial,
-    &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader, &kBcastKnomial,
+    &kAllreduceLeaderShm, &kAllreduceRecursiveMultiplying,
+    &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader, &kReduceLeaderShm, &kReduceKnomial,
+    &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader, &kBcastLeaderShm,
+    &kBcastKnomial,
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,
     &kAllgatherLeader,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,
@@ -39,7 +40,7 @@ const Algorithm* const kRegistry[] = {
     &kScatterTree, &kScatterLinear, &kScatterShm,
     &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm, &kAlltoallLeader,
     &kAlltoallvPairwise, &kAlltoallvLinear,
-    &kBarrierDissemination, &kBarrierShm, &kBarrierLeader,
+    &kBarrierDissemination, &kBarrierShm, &kBarrierLeader, &kBarrierLeaderShm,
     // The MPI library's own collectives: the fallback for every collective.
     &kMpiAllreduce, &kMpiReduce, &kMpiBcast, &kMpiAllgather, &kMpiReduceScatter, &kMpiGather,
     &kMpiScatter, &kMpiAlltoall, &kMpiAlltoallv, &kMpiBarrier,

@@ -22,6 +22,10 @@ struct MessageKey {
   uint32_t index;
   bool operator==(const MessageKey&) const = default;
 };
+// Shared-memory flags are numbered apart from messages (a schedule may
+// have both between two ranks): their indices carry this bit.
+constexpr uint32_t kFlagIndex = 1u << 31;
+
 struct MessageKeyHash {
   size_t operator()(const MessageKey& k) const {
     return (static_cast<size_t>(k.src) * 0x9E3779B97F4A7C15ull) ^
@@ -119,7 +123,7 @@ class VirtualRun {
           post_send(rank, key(rank, step.peer, step.msg_index), step.bytes, now);
           break;
         case StepKind::ShmSignal:
-          post_send(rank, key(rank, step.peer, s.signals[step.peer]++), step.bytes, now);
+          post_send(rank, key(rank, step.peer, kFlagIndex | s.signals[step.peer]++), step.bytes, now);
           break;
         case StepKind::Recv:
           post_recv(rank, key(step.peer, rank, step.msg_index), step.bytes, 0, now);
@@ -128,7 +132,7 @@ class VirtualRun {
           post_recv(rank, key(step.peer, rank, step.msg_index), step.bytes, step.bytes, now);
           break;
         case StepKind::ShmWait:
-          post_recv(rank, key(step.peer, rank, s.waits[step.peer]++), step.bytes, 0, now);
+          post_recv(rank, key(step.peer, rank, kFlagIndex | s.waits[step.peer]++), step.bytes, 0, now);
           break;
         default:
           break;
@@ -263,7 +267,7 @@ Topology model_topology(int nranks, int ranks_per_node) {
   t.max_ranks_per_node = ranks_per_node;
   t.node_of_rank.resize(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) t.node_of_rank[static_cast<size_t>(r)] = r / ranks_per_node;
-  if (t.nnodes == 1) t.shared_bytes = default_node_memory_bytes(nranks);
+  if (ranks_per_node > 1) t.shared_bytes = default_node_memory_bytes(ranks_per_node);  // each node's
   t.index_nodes();
   return t;
 }

@@ -56,8 +56,10 @@ Representatives representatives_of(const algos::Algorithm& algo, const CollArgs&
   const int l = *per_node, p = topo.nranks, nodes = topo.nnodes;
   for (int j = 0; j < l; ++j) {
     reps.schedules.push_back(build_schedule(algo, args, topo, j));
-    if (reps.schedules.back().uses_shared) {
-      reps.error = "shared-memory steps";
+    // A one-node schedule through the segment has no other node to stand
+    // for; across nodes, flags stay inside a node and move with it.
+    if (reps.schedules.back().uses_shared && nodes == 1) {
+      reps.error = "shared-memory steps on one node";
       return reps;
     }
   }

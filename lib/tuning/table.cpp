@@ -222,6 +222,18 @@ const TuningTable& builtin_tuning() {
     // per node carries every byte), where "hierarchical" spreads the traffic
     // between nodes over all local ranks (4 x 2, 512 KiB-8 MiB: 1.0-1.3x
     // Open MPI's time, the flat default 1.0-1.4x: still behind there).
+    // With each node's shared segment (jobs across nodes have one per node
+    // since 2026-11-26) the same two designs run their phases inside a node
+    // through it instead of messages: 4 x 2, one job per algorithm,
+    // tutti-bench --compare-mpi, us: 8 B leader_shm 93 against leader's 205
+    // and hierarchical_shm's 150; 32 KiB 146 against 528 and 195; 256 KiB
+    // hierarchical_shm 875 against hierarchical's 2815 and leader_shm's
+    // 947; 2 MiB 8840 against 33298 (Open MPI 6800-9000). 2 x 2: 32 KiB
+    // hierarchical_shm 41-53 against leader's 47-49 and hierarchical's
+    // 81-114. Without a segment (TUTTI_SHM_BYTES=0) they refuse and the
+    // rules below decide.
+    add(Collective::Allreduce, 0, 64 * K, "leader_shm").nodes = {2, kAny};
+    add(Collective::Allreduce, 64 * K, kAny, "hierarchical_shm").nodes = {2, kAny};
     add(Collective::Allreduce, 0, 128 * K, "leader").nodes = {2, kAny};
     add(Collective::Allreduce, 128 * K, kAny, "leader").nodes = {2, 3};
     add(Collective::Allreduce, 128 * K, kAny, "hierarchical").nodes = {3, kAny};

@@ -486,9 +486,9 @@ TEST_CASE("the dispatcher obeys a user table, and the defaults where no rule mat
   CollArgs huge = call(Collective::Allreduce, 0, 4, Datatype::Int8);
   huge.count = size_t{3} << 30;
   const TuneRules mpi_rule = parse_tune_string("allreduce:0-:mpi", true);
-  const Topology two_nodes{4, 2, 2, {0, 0, 1, 1}, 0};  // no one-node rules apply
+  const Topology two_nodes{4, 2, 2, {0, 0, 1, 1}, 1 << 20};  // no one-node rules apply
   dec = Dispatcher(TuningTable(mpi_rule.rules), two_nodes).select(huge, "", "");
-  CHECK(dec.algorithm->name == "leader");
+  CHECK(dec.algorithm->name == "hierarchical_shm");
   REQUIRE(dec.refused.size() == 1);
   CHECK(dec.refused[0].algorithm == "mpi");
   CHECK(dec.refused[0].origin == "rule TUTTI_TUNE 'allreduce:0-:mpi'");
@@ -534,12 +534,25 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(dec.algorithm->name == "ring");
   CHECK(dec.fell_back());
   // Across nodes the one-node rules do not apply at all: allreduce is
-  // node-aware, with one leader per node on two nodes, and from 128 KiB
-  // on more nodes all local ranks carrying slices between nodes.
+  // node-aware, through each node's segment: one leader per node below 64
+  // KiB, all local ranks carrying slices between nodes from there.
+  const Dispatcher two_nodes_shared(TuningTable(std::vector<TuningRule>{}),
+                                    Topology{4, 2, 2, {0, 0, 1, 1}, 1 << 20});
+  const Dispatcher four_nodes_shared(TuningTable(std::vector<TuningRule>{}),
+                                     Topology{8, 4, 2, {0, 0, 1, 1, 2, 2, 3, 3}, 1 << 20});
+  dec = two_nodes_shared.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
+  CHECK(dec.algorithm->name == "hierarchical_shm");
+  CHECK_FALSE(dec.fell_back());
+  CHECK(picks(two_nodes_shared, Collective::Allreduce, (64 << 10) - 4, 4) == "leader_shm");
+  CHECK(picks(four_nodes_shared, Collective::Allreduce, 8, 8) == "leader_shm");
+  CHECK(picks(four_nodes_shared, Collective::Allreduce, 64 << 10, 8) == "hierarchical_shm");
+  // Without segments the same designs with messages inside the nodes: one
+  // leader per node on two nodes, and from 128 KiB on more nodes all local
+  // ranks carrying slices between nodes.
   const Dispatcher two_nodes(TuningTable(std::vector<TuningRule>{}), Topology{4, 2, 2, {0, 0, 1, 1}, 0});
   dec = two_nodes.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
   CHECK(dec.algorithm->name == "leader");
-  CHECK_FALSE(dec.fell_back());
+  CHECK(dec.fell_back());
   const Dispatcher four_nodes(TuningTable(std::vector<TuningRule>{}),
                               Topology{8, 4, 2, {0, 0, 1, 1, 2, 2, 3, 3}, 0});
   CHECK(picks(four_nodes, Collective::Allreduce, (128 << 10) - 4, 8) == "leader");
