@@ -265,6 +265,19 @@ const TuningTable& builtin_tuning() {
     // 2026-11-26, tutti-bench --compare-mpi: 2 x 2 15 us against 34 for
     // dissemination (Open MPI 26-27); 4 x 2 119 against 149 (Open MPI
     // 165-189).
+    // With each node's segment, barrier, bcast and reduce run their phase
+    // inside a node as flags and slots instead of messages ("leader_shm";
+    // 2026-11-26, one tutti-bench --compare-mpi --check job per algorithm,
+    // us, Open MPI's in the same job in brackets): barrier 4 x 2 129 (135)
+    // against leader's 241 (292), 2 x 2 24 (37) against 16 (27); bcast 2 x 2
+    // 5-14 (13-20) at 8 B-4 KiB against 10-26 (13-27), 255 (151) at 256 KiB
+    // against 473 (267), 4 x 2 2 MiB 12.3 ms (18.9) against 17.9 (24.8);
+    // reduce root 1, 4 x 2 75-106 (128-171) at 8-512 B against 120-137
+    // (167-179), 438 (1458) at 256 KiB against 887 (1228). Without a segment
+    // they refuse and "leader" runs.
+    add(Collective::Barrier, 0, kAny, "leader_shm").nodes = {2, kAny};
+    add(Collective::Bcast, 0, kAny, "leader_shm").nodes = {2, kAny};
+    add(Collective::Reduce, 0, kAny, "leader_shm").nodes = {2, kAny};
     add(Collective::Barrier, 0, kAny, "leader").nodes = {2, kAny};
     // alltoall of small blocks through one leader per node from 3 nodes:
     // 4 x 2, 2026-11-26, three job pairs (8 ranks on 2 cores, noisy):

@@ -546,6 +546,9 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(two_nodes_shared, Collective::Allreduce, (64 << 10) - 4, 4) == "leader_shm");
   CHECK(picks(four_nodes_shared, Collective::Allreduce, 8, 8) == "leader_shm");
   CHECK(picks(four_nodes_shared, Collective::Allreduce, 64 << 10, 8) == "hierarchical_shm");
+  CHECK(picks(four_nodes_shared, Collective::Bcast, 8, 8) == "leader_shm");
+  CHECK(picks(two_nodes_shared, Collective::Reduce, 16 << 20, 4) == "leader_shm");
+  CHECK(picks(two_nodes_shared, Collective::Barrier, 0, 4) == "leader_shm");
   // Without segments the same designs with messages inside the nodes: one
   // leader per node on two nodes, and from 128 KiB on more nodes all local
   // ranks carrying slices between nodes.
