@@ -102,16 +102,20 @@ with open(base + ".md", "w") as f:
     for coll, size, algo, t, m, tb, mb, ratio, extra in table:
         f.write(f"| {coll} | {size} | {algo} | {t:.2f} | {m:.2f} | {tb:.3f} | {mb:.3f} | {ratio:.2f} |"
                 + "".join(f" {x:.3f} |" for x in extra) + "\n")
-# One data file per collective for gnuplot.
+# One data file per collective for gnuplot (a curve needs two sizes: barrier
+# has one, and its time is in the table only).
 for coll in sorted({k[0] for k in rows}):
+    if sum(1 for row in table if row[0] == coll) < 2:
+        continue
     with open(f"{base}.{coll}.dat", "w") as f:
         for c, size, algo, t, m, tb, mb, ratio, extra in table:
             if c == coll:
                 f.write(f"{size} {tb} {mb}\n")
 PY
 
-colls=$(ls "$out/$name-$method".*.dat | sed "s|$out/$name-$method\.||; s|\.dat||")
+colls=$(ls "$out/$name-$method".*.dat 2>/dev/null | sed "s|$out/$name-$method\.||; s|\.dat||")
 n=$(echo "$colls" | wc -w)
+if [ "$n" -gt 0 ]; then
 rows_=$(( (n + 1) / 2 ))
 {
   echo "set terminal pngcairo size 1200,$(( 330 * rows_ )) font ',9' noenhanced"
@@ -124,6 +128,7 @@ rows_=$(( (n + 1) / 2 ))
   done
   echo "unset multiplot"
 } | gnuplot
+fi
 rm -f "$out/$name-$method".*.dat
 echo "compare-mpi: wrote $out/$name-$method.csv, $out/$name-$method.md, $out/$name-$method.png" >&2
 done

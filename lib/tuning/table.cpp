@@ -253,6 +253,9 @@ const TuningTable& builtin_tuning() {
     // Bruck (Open MPI 124-224 and 224-770). On 2 nodes recursive doubling
     // already crosses between nodes once (27 against 29 us at 32 B on 2 x 2)
     // and keeps the flat rules.
+    // "leader_shm" (the same through each node's segment) measured level
+    // with both, not better (2 x 2 and 4 x 2, 32 B-1 MiB, one job each,
+    // 2026-11-26), so it is not a default.
     add(Collective::Allgather, 0, 128 * K, "leader").nodes = {3, kAny};
     // reduce_scatter through one leader per node: 2 x 2, 2026-11-26, one job
     // per algorithm (tutti-bench --compare-mpi): "leader" 19-42 us at 32 B-32
