@@ -147,10 +147,11 @@ int explain(const ExplainRequest& q) {
   const model::Machine machine =
       cfg.machine_file.empty() ? model::Machine{} : model::load_machine(cfg.machine_file);
   Dispatcher dispatcher(std::move(tuning.table), topo, machine);
-  // A one-node job gets a shared segment of this size (as tutti_comm_create
-  // allocates it), so the shared-memory algorithms are candidates.
-  if (q.nodes == 1 && q.ranks > 1)
-    dispatcher.set_shared_bytes(cfg.shm_bytes < 0 ? default_node_memory_bytes(q.ranks)
+  // Every node of several ranks gets a shared segment of this size (as
+  // tutti_comm_create allocates them on nodes of this size), so the
+  // algorithms that use it are candidates.
+  if (topo.max_ranks_per_node > 1)
+    dispatcher.set_shared_bytes(cfg.shm_bytes < 0 ? default_node_memory_bytes(topo.max_ranks_per_node)
                                                   : static_cast<size_t>(cfg.shm_bytes));
 
   CollArgs a;
