@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <functional>
 
 #include "algos/shm_common.hpp"
 
@@ -61,5 +62,12 @@ void append_node_bcast_from(ScheduleBuilder& b, int leader, BufRef buf, size_t b
 void append_node_bcast(ScheduleBuilder& b, int leader, BufRef buf, size_t bytes, size_t slot);
 void append_node_reduce(ScheduleBuilder& b, int leader, BufRef src, BufRef dst, size_t bytes,
                         size_t slot);
+
+// Inside the current group: the leader's `bytes` at block(q) to `dst` on
+// each other rank q (local indices), in the flag lines where a block fits,
+// else chunk by chunk through each rank's own slot, each chunk fully
+// synchronised. The leader's own block stays where it is.
+void append_node_scatter(ScheduleBuilder& b, int leader, const std::function<BufRef(int)>& block,
+                         BufRef dst, size_t bytes, size_t slot);
 
 }  // namespace tutti::algos

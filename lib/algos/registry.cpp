@@ -14,7 +14,7 @@ extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm,
     kAllgatherLeader, kAllgatherLeaderShm;
 extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm,
-    kReduceScatterLeader;
+    kReduceScatterLeader, kReduceScatterLeaderShm;
 extern const Algorithm kGatherTree, kGatherLinear, kGatherShm;
 extern const Algorithm kScatterTree, kScatterLinear, kScatterShm;
 extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm,
@@ -35,7 +35,7 @@ const Algorithm* const kRegistry[] = {
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,
     &kAllgatherLeader, &kAllgatherLeaderShm,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,
-    &kReduceScatterLeader,
+    &kReduceScatterLeader, &kReduceScatterLeaderShm,
     &kGatherTree, &kGatherLinear, &kGatherShm,
     &kScatterTree, &kScatterLinear, &kScatterShm,
     &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm, &kAlltoallLeader,

@@ -215,16 +215,22 @@ void check_algorithm(const algos::Algorithm& algo) {
 // `small_rooted` makes every call a bcast or reduce that fits the flag
 // lines: one-way, so a sender runs ahead until the lines it would reuse
 // are still unread, and must wait there.
-std::string run_sequence(int p, uint64_t seed, bool threaded, bool small_rooted = false) {
+// `node_of_rank` (empty: one node): the job's nodes, each with its segment,
+// where the node-aware algorithms that use it (*_shm) mix their one-way
+// passes with the others' fully synchronised chunks.
+std::string run_sequence(int p, uint64_t seed, bool threaded, bool small_rooted = false,
+                         const std::vector<int>& node_of_rank = {}) {
   std::mt19937_64 rng(seed);
   std::vector<const algos::Algorithm*> pool;
   for (const algos::Algorithm& algo : algos::all_algorithms()) {
     if (algo.is_mpi()) continue;
-    if (small_rooted ? algo.name == "shm" && (algo.coll == Collective::Bcast ||
-                                              algo.coll == Collective::Reduce)
-                     : algo.name == "shm" || algo.name == "ring" || algo.coll == Collective::Barrier)
+    const bool through_segment = algo.name == "shm" || algo.name.ends_with("_shm");
+    if (small_rooted ? through_segment && (algo.coll == Collective::Bcast ||
+                                           algo.coll == Collective::Reduce)
+                     : through_segment || algo.name == "ring" || algo.coll == Collective::Barrier)
       pool.push_back(&algo);
   }
+  constexpr size_t kSharedBytes = 64 * 1024;  // slots of 4 KiB and more: streaming copies
   const std::vector<size_t> counts =
       small_rooted ? std::vector<size_t>{1, 2, 3, 6} : std::vector<size_t>{0, 1, 7, 33, 500, 3001};
   std::vector<PreparedCase> cases;
@@ -232,6 +238,8 @@ std::string run_sequence(int p, uint64_t seed, bool threaded, bool small_rooted 
     const algos::Algorithm& algo = *pool[rng() % pool.size()];
     Case c;
     c.nranks = p;
+    c.node_of_rank = node_of_rank;
+    c.shared_bytes = kSharedBytes;
     c.args.coll = algo.coll;
     c.args.count = algo.coll == Collective::Barrier ? 0 : counts[rng() % counts.size()];
     c.args.dtype = kAllDatatypes[rng() % kNumDatatypes];
@@ -247,7 +255,8 @@ std::string run_sequence(int p, uint64_t seed, bool threaded, bool small_rooted 
   for (const PreparedCase& pc : cases) calls.push_back(pc.call);
   SimOptions options;
   options.threaded = threaded;
-  options.shared_bytes = 64 * 1024;  // slots of 4 KiB and more: streaming copies
+  options.node_of_rank = node_of_rank;
+  options.shared_bytes = kSharedBytes;
   // Streaming stores, normal ones, or each rank's own choice.
   const std::optional<bool> stream_modes[] = {true, false, std::nullopt};
   options.shm_streaming = stream_modes[seed % 3];
@@ -377,6 +386,25 @@ TEST_CASE("collectives in a row reuse the shared segment safely on threads", "[t
   for (int p : {2, 3, 4, 5, 8})
     for (uint64_t seed = 1; seed <= 5; ++seed) {
       const std::string error = run_sequence(p, seed, true);
+      if (!error.empty()) FAIL("nranks=" << p << " seed=" << seed << ": " << error);
+    }
+}
+
+TEST_CASE("collectives in a row reuse each node's segment safely in jobs across nodes",
+          "[algorithms][sim]") {
+  for (int p : {4, 5, 7})
+    for (const std::vector<int>& layout : node_layouts(p))
+      for (uint64_t seed = 1; seed <= 8; ++seed) {
+        const std::string error = run_sequence(p, seed, false, false, layout);
+        if (!error.empty()) FAIL("nranks=" << p << " seed=" << seed << ": " << error);
+      }
+}
+
+TEST_CASE("collectives in a row reuse each node's segment safely across nodes on threads",
+          "[threads]") {
+  for (int p : {4, 5})
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      const std::string error = run_sequence(p, seed, true, false, node_layouts(p)[0]);
       if (!error.empty()) FAIL("nranks=" << p << " seed=" << seed << ": " << error);
     }
 }
