@@ -262,6 +262,12 @@ const TuningTable& builtin_tuning() {
     // KiB and 123 at 128 KiB, against 30-67 and 149 for recursive halving
     // (Open MPI 29-47 and 138). On 4 x 2 (8 ranks on 2 cores, noisy) it
     // wins at 128 B-2 KiB and 32-128 KiB and loses at 32 B and 8 KiB.
+    // Through each node's segment ("leader_shm", 2026-11-26, one job per
+    // algorithm, us, Open MPI's in brackets): 2 x 2 25-41 (35-44) at 32 B-16
+    // KiB against leader's 34-72 (46-56); 4 x 2 139-229 (195-248) against
+    // 155-293 (202-406), 128 KiB 553 (647) against 1178 (1181). At 1 MiB on
+    // 2 x 2 it lost (1538 against 1052), so the range stays at 256 KiB.
+    add(Collective::ReduceScatter, 0, 256 * K, "leader_shm").nodes = {2, kAny};
     add(Collective::ReduceScatter, 0, 256 * K, "leader").nodes = {2, kAny};
     // barrier through one leader per node: one round crosses between nodes
     // per doubling of the node count, not per doubling of the rank count.
