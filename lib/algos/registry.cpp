@@ -12,7 +12,7 @@ extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduce
 extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader,
     kBcastLeaderShm, kBcastKnomial;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm,
-    kAllgatherLeader, kAllgatherLeaderShm;
+    kAllgatherLeader, kAllgatherLeaderShm, kAllgatherHierarchicalShm;
 extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm,
     kReduceScatterLeader, kReduceScatterLeaderShm;
 extern const Algorithm kGatherTree, kGatherLinear, kGatherShm;
@@ -33,7 +33,7 @@ const Algorithm* const kRegistry[] = {
     &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader, &kBcastLeaderShm,
     &kBcastKnomial,
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,
-    &kAllgatherLeader, &kAllgatherLeaderShm,
+    &kAllgatherLeader, &kAllgatherLeaderShm, &kAllgatherHierarchicalShm,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,
     &kReduceScatterLeader, &kReduceScatterLeaderShm,
     &kGatherTree, &kGatherLinear, &kGatherShm,

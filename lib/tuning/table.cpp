@@ -255,7 +255,13 @@ const TuningTable& builtin_tuning() {
     // and keeps the flat rules.
     // "leader_shm" (the same through each node's segment) measured level
     // with both, not better (2 x 2 and 4 x 2, 32 B-1 MiB, one job each,
-    // 2026-11-26), so it is not a default.
+    // 2026-11-26), so it is not a default. From 4 KiB "hierarchical_shm"
+    // (every rank a lane between nodes, the segment inside them) beat the
+    // flat ones at every size: 2 x 2, one job each, us: 4 KiB 26 against
+    // recursive doubling's 39, 1 MiB 1121 against 2123 (ring 1315), 16 MiB
+    // 18.9 ms against 31.5 (28.6); 4 x 2 64 KiB 398 against 663 (456), 16
+    // MiB 47 ms against 155 (142).
+    add(Collective::Allgather, 4 * K, kAny, "hierarchical_shm").nodes = {2, kAny};
     add(Collective::Allgather, 0, 128 * K, "leader").nodes = {3, kAny};
     // reduce_scatter through one leader per node: 2 x 2, 2026-11-26, one job
     // per algorithm (tutti-bench --compare-mpi): "leader" 19-42 us at 32 B-32
