@@ -157,8 +157,10 @@ class SharedPort {
   SharedSegment& segment() const { return *segment_; }
   // Schedules name communicator ranks. In a job across nodes the segment
   // serves the communicator's ranks on this node, by their index among
-  // them: `index_of_rank` maps every communicator rank to that index (-1
-  // off this node). Without it, the segment serves the whole communicator.
+  // them: `index_of_rank` maps every communicator rank to its index among
+  // the ranks of its own node (Topology's NodeIndex::local_of_rank); only
+  // this node's ranks are ever looked up. Without it, the segment serves
+  // the whole communicator.
   void use_rank_index(std::vector<int> index_of_rank) { index_of_rank_ = std::move(index_of_rank); }
   int index_of(int comm_rank) const {
     return index_of_rank_.empty() ? comm_rank : index_of_rank_[static_cast<size_t>(comm_rank)];
