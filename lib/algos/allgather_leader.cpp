@@ -20,6 +20,7 @@
 //   Any rank count, count and topology (uneven nodes, any rank order); on
 //   one node it is a gather to rank 0 and a broadcast.
 #include "algos/binomial.hpp"
+#include "algos/between_leaders.hpp"
 #include "algos/node_groups.hpp"
 #include "algos/registry.hpp"
 
@@ -44,20 +45,7 @@ void build(ScheduleBuilder& b) {
   }
   b.end_round();
 
-  if (me == leader && g.nnodes() > 1) {
-    for (int node = 0; node < g.nnodes(); ++node) {
-      if (node == g.my_node) continue;
-      const std::vector<int>& theirs = g.ranks_of_node()[static_cast<size_t>(node)];
-      const int peer = theirs.front();
-      for_each_run(mine, [&](int first, int count, int) {
-        b.send(peer, block(first), static_cast<size_t>(count) * m);
-      });
-      for_each_run(theirs, [&](int first, int count, int) {
-        b.recv(peer, block(first), static_cast<size_t>(count) * m);
-      });
-    }
-    b.end_round();
-  }
+  if (me == leader && g.nnodes() > 1) append_leaders_exchange_blocks(b, g, m);
 
   if (mine.size() > 1) {
     auto in_node = b.within(mine);
