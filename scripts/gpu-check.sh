@@ -12,6 +12,8 @@
 #       `scripts/gpu-check.sh run DIR` installs there before the checks;
 #       also packed as DIR.tar.xz, small enough for the lent machine
 #   scripts/gpu-check.sh run DIR [REPORT_DIR]
+#   scripts/gpu-check.sh exec DIR COMMAND...
+#       runs COMMAND with the bundle installed (measurements beyond the checks)
 #
 # The checks, each with its own time limit, each PASS or FAIL (a skip is a
 # failure on a machine with a GPU):
@@ -177,6 +179,12 @@ case $mode in
     install_bundle "$dir" || { echo "gpu-check: cannot install the bundle"; exit 1; }
     run_checks "$dir/bin" 2>&1 | tee "$report.txt"
     exit "${PIPESTATUS[0]}" ;;
+  exec)
+    dir=$(cd "${2:?bundle directory}" && pwd)
+    shift 2
+    install_bundle "$dir" >&2 || { echo "gpu-check: cannot install the bundle"; exit 1; }
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl='^openib,ofi'
+    exec "$@" ;;
   *)
     report=${1:-$here/gpu-check-report}
     [ "$mode" = local ] && report=$here/gpu-check-report
