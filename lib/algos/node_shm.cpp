@@ -136,4 +136,29 @@ void append_node_scatter(ScheduleBuilder& b, int leader, const std::function<Buf
   }
 }
 
+void append_node_gather(ScheduleBuilder& b, int leader, BufRef src,
+                        const std::function<BufRef(int)>& block, size_t bytes, size_t slot) {
+  const int l = b.nranks(), me = b.rank();
+  if (shm_fits_inline(bytes, l)) {
+    if (me == leader) {
+      for (int q = 0; q < l; ++q)
+        if (q != leader) b.shm_wait(q, block(q), bytes);
+    } else {
+      b.shm_signal(leader, src, bytes);
+    }
+    b.end_round();
+    return;
+  }
+  b.note_slot_area(static_cast<size_t>(l) * slot);
+  for (size_t off = 0; off < bytes; off += slot) {
+    const size_t c = std::min(slot, bytes - off);
+    const int parity = b.begin_shm_chunk();
+    if (me != leader) b.copy(node_slot(b, parity, me, slot), src + off, c);
+    append_shm_sync_all(b);
+    if (me == leader)
+      for (int q = 0; q < l; ++q)
+        if (q != leader) b.copy(block(q) + off, node_slot(b, parity, q, slot), c);
+  }
+}
+
 }  // namespace tutti::algos

@@ -70,4 +70,9 @@ void append_node_reduce(ScheduleBuilder& b, int leader, BufRef src, BufRef dst, 
 void append_node_scatter(ScheduleBuilder& b, int leader, const std::function<BufRef(int)>& block,
                          BufRef dst, size_t bytes, size_t slot);
 
+// Its mirror: each other rank q's `bytes` at `src` to block(q) on the
+// leader. The leader's own block is left to the caller.
+void append_node_gather(ScheduleBuilder& b, int leader, BufRef src,
+                        const std::function<BufRef(int)>& block, size_t bytes, size_t slot);
+
 }  // namespace tutti::algos

@@ -15,8 +15,8 @@ extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBr
     kAllgatherLeader, kAllgatherLeaderShm, kAllgatherHierarchicalShm;
 extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm,
     kReduceScatterLeader, kReduceScatterLeaderShm;
-extern const Algorithm kGatherTree, kGatherLinear, kGatherShm;
-extern const Algorithm kScatterTree, kScatterLinear, kScatterShm;
+extern const Algorithm kGatherTree, kGatherLinear, kGatherShm, kGatherLeaderShm;
+extern const Algorithm kScatterTree, kScatterLinear, kScatterShm, kScatterLeaderShm;
 extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm,
     kAlltoallLeader;
 extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear;
@@ -36,8 +36,8 @@ const Algorithm* const kRegistry[] = {
     &kAllgatherLeader, &kAllgatherLeaderShm, &kAllgatherHierarchicalShm,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,
     &kReduceScatterLeader, &kReduceScatterLeaderShm,
-    &kGatherTree, &kGatherLinear, &kGatherShm,
-    &kScatterTree, &kScatterLinear, &kScatterShm,
+    &kGatherTree, &kGatherLinear, &kGatherShm, &kGatherLeaderShm,
+    &kScatterTree, &kScatterLinear, &kScatterShm, &kScatterLeaderShm,
     &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm, &kAlltoallLeader,
     &kAlltoallvPairwise, &kAlltoallvLinear,
     &kBarrierDissemination, &kBarrierShm, &kBarrierLeader, &kBarrierLeaderShm,

@@ -294,6 +294,20 @@ const TuningTable& builtin_tuning() {
     add(Collective::Bcast, 0, kAny, "leader_shm").nodes = {2, kAny};
     add(Collective::Reduce, 0, kAny, "leader_shm").nodes = {2, kAny};
     add(Collective::Barrier, 0, kAny, "leader").nodes = {2, kAny};
+    // scatter and gather across nodes: 2026-11-26, each algorithm forced,
+    // root 1, 3 interleaved jobs on 2 x 2 and 2 on 4 x 2, each with a barrier
+    // per call and back to back, tutti / Open MPI medians. scatter
+    // "leader_shm" on 2 x 2 at 64 B-256 KiB: 0.32-0.68 (barrier) and
+    // 0.30-0.88 (back to back), against "tree"'s 0.68-0.84 and 0.76-1.57; at
+    // 2 MiB it lost (1.97 / 1.03) to "linear" (0.66 / 1.06). On 4 x 2 (8
+    // ranks on 2 cores) back to back it lost everywhere (1.6-7.7: a leader's
+    // signal waits for its flag line, whose reader waits for a core), so the
+    // rule holds for 2 nodes. gather "linear" on 2 x 2 at 64 B-256 KiB:
+    // 0.52-0.96 and 0.38-1.01, against "tree"'s 0.60-1.63 and 0.84-2.26; on
+    // 4 x 2 0.47-0.92 and 0.20-1.02 (tree 0.31-0.99 and 0.14-2.69); at 2 MiB
+    // 0.42-0.63 with a barrier, 1.27-1.61 back to back (tree 1.38-1.90).
+    add(Collective::Scatter, 0, 512 * K, "leader_shm").nodes = {2, 3};
+    add(Collective::Gather, 0, kAny, "linear").nodes = {2, kAny};
     // alltoall of small blocks through one leader per node from 3 nodes:
     // 4 x 2, 2026-11-26, three job pairs (8 ranks on 2 cores, noisy):
     // "leader" 142-213 us at 32 B (Bruck 196-237) and 0.89-1.74 of Open
