@@ -18,7 +18,7 @@ extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kRedu
 extern const Algorithm kGatherTree, kGatherLinear, kGatherShm, kGatherLeaderShm;
 extern const Algorithm kScatterTree, kScatterLinear, kScatterShm, kScatterLeaderShm;
 extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm,
-    kAlltoallLeader;
+    kAlltoallLeader, kAlltoallHierarchicalShm;
 extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear;
 extern const Algorithm kBarrierDissemination, kBarrierShm, kBarrierLeader, kBarrierLeaderShm;
 extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpiReduceScatter,
@@ -39,6 +39,7 @@ const Algorithm* const kRegistry[] = {
     &kGatherTree, &kGatherLinear, &kGatherShm, &kGatherLeaderShm,
     &kScatterTree, &kScatterLinear, &kScatterShm, &kScatterLeaderShm,
     &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm, &kAlltoallLeader,
+    &kAlltoallHierarchicalShm,
     &kAlltoallvPairwise, &kAlltoallvLinear,
     &kBarrierDissemination, &kBarrierShm, &kBarrierLeader, &kBarrierLeaderShm,
     // The MPI library's own collectives: the fallback for every collective.

@@ -308,6 +308,15 @@ const TuningTable& builtin_tuning() {
     // 0.42-0.63 with a barrier, 1.27-1.61 back to back (tree 1.38-1.90).
     add(Collective::Scatter, 0, 512 * K, "leader_shm").nodes = {2, 3};
     add(Collective::Gather, 0, kAny, "linear").nodes = {2, kAny};
+    // alltoall through each node's segment, every rank a lane between nodes
+    // ("hierarchical_shm"): 2026-11-26, each algorithm forced, 3 interleaved
+    // jobs on 2 x 2 and 2 on 4 x 2, both methods, tutti / Open MPI medians,
+    // 64 B-32 KiB: 2 x 2 0.75-0.90 (barrier) and 0.60-1.11 (back to back)
+    // against the best flat one's 0.93-1.30 and 0.65-1.47; 4 x 2 0.57-0.99 and
+    // 0.59-0.86 against 0.77-1.26 and 0.62-1.36. From 256 KiB the copies
+    // through the segment cost more than the messages they save (4 x 2, back
+    // to back: 1.93 against pairwise's 1.04). Uneven nodes: it refuses.
+    add(Collective::Alltoall, 0, 128 * K, "hierarchical_shm").nodes = {2, kAny};
     // alltoall of small blocks through one leader per node from 3 nodes:
     // 4 x 2, 2026-11-26, three job pairs (8 ranks on 2 cores, noisy):
     // "leader" 142-213 us at 32 B (Bruck 196-237) and 0.89-1.74 of Open

@@ -554,6 +554,8 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(two_nodes_shared, Collective::Scatter, 4 << 20, 4) == "linear");
   CHECK(picks(four_nodes_shared, Collective::Scatter, 64, 8) == "tree");
   CHECK(picks(four_nodes_shared, Collective::Gather, 64, 8) == "linear");
+  CHECK(picks(four_nodes_shared, Collective::Alltoall, 1 << 10, 8) == "hierarchical_shm");
+  CHECK(picks(two_nodes_shared, Collective::Alltoall, 1 << 20, 4) == "pairwise");
   // Without segments the same designs with messages inside the nodes: one
   // leader per node on two nodes, and from 128 KiB on more nodes all local
   // ranks carrying slices between nodes.
