@@ -254,13 +254,22 @@ const TuningTable& builtin_tuning() {
     // already crosses between nodes once (27 against 29 us at 32 B on 2 x 2)
     // and keeps the flat rules.
     // "leader_shm" (the same through each node's segment) measured level
-    // with both, not better (2 x 2 and 4 x 2, 32 B-1 MiB, one job each,
-    // 2026-11-26), so it is not a default. From 4 KiB "hierarchical_shm"
+    // with both in single jobs, but medians of interleaved jobs (2026-11-26,
+    // 3 on 2 x 2, 2 on 4 x 2, both methods, tutti / Open MPI; raw in
+    // docs/perf/cluster-allgather-algorithms-2026-11-26.txt) put it ahead:
+    // 2 x 2 16 B-16 KiB 0.46-0.62 (barrier) and 0.38-0.73 (back to back)
+    // against recursive doubling's 0.86-0.98 and 0.99-1.66 and
+    // hierarchical_shm's 0.66-0.73 and 0.92-1.00 (level at 64 KiB, behind
+    // from 256 KiB but for 1 MiB back to back); 4 x 2 64 B-64 KiB 0.61-0.95
+    // and 0.61-1.09 against leader's 0.66-0.96 and 0.71-1.20, behind
+    // hierarchical_shm from 256 KiB. From 4 KiB "hierarchical_shm"
     // (every rank a lane between nodes, the segment inside them) beat the
     // flat ones at every size: 2 x 2, one job each, us: 4 KiB 26 against
     // recursive doubling's 39, 1 MiB 1121 against 2123 (ring 1315), 16 MiB
     // 18.9 ms against 31.5 (28.6); 4 x 2 64 KiB 398 against 663 (456), 16
     // MiB 47 ms against 155 (142).
+    add(Collective::Allgather, 0, 64 * K, "leader_shm").nodes = {2, 3};
+    add(Collective::Allgather, 0, 256 * K, "leader_shm").nodes = {3, kAny};
     add(Collective::Allgather, 4 * K, kAny, "hierarchical_shm").nodes = {2, kAny};
     add(Collective::Allgather, 0, 128 * K, "leader").nodes = {3, kAny};
     // reduce_scatter through one leader per node: 2 x 2, 2026-11-26, one job

@@ -573,8 +573,12 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(two_nodes, Collective::Reduce, 8, 4) == "leader");
   CHECK(picks(four_nodes, Collective::Reduce, 16 << 20, 8) == "leader");
   CHECK(picks(four_nodes, Collective::Allgather, 128 << 10, 8) == "ring");
-  CHECK(picks(four_nodes_shared, Collective::Allgather, 128 << 10, 8) == "hierarchical_shm");
-  CHECK(picks(four_nodes_shared, Collective::Allgather, 2 << 10, 8) == "leader");
+  CHECK(picks(four_nodes_shared, Collective::Allgather, 128 << 10, 8) == "leader_shm");
+  CHECK(picks(four_nodes_shared, Collective::Allgather, 256 << 10, 8) == "hierarchical_shm");
+  CHECK(picks(four_nodes_shared, Collective::Allgather, 2 << 10, 8) == "leader_shm");
+  CHECK(picks(four_nodes, Collective::Allgather, 2 << 10, 8) == "leader");
+  CHECK(picks(two_nodes_shared, Collective::Allgather, 8, 4) == "leader_shm");
+  CHECK(picks(two_nodes_shared, Collective::Allgather, 64 << 10, 4) == "hierarchical_shm");
 }
 
 TEST_CASE("algorithm parameters are found by building schedules", "[tuning]") {
