@@ -231,9 +231,16 @@ const TuningTable& builtin_tuning() {
     // 947; 2 MiB 8840 against 33298 (Open MPI 6800-9000). 2 x 2: 32 KiB
     // hierarchical_shm 41-53 against leader's 47-49 and hierarchical's
     // 81-114. Without a segment (TUTTI_SHM_BYTES=0) they refuse and the
-    // rules below decide.
+    // rules below decide. hierarchical_shm's chunks of 128 KiB instead of the
+    // default 256 KiB (2026-11-26, TUTTI_TUNE, 3 interleaved jobs on 2 x 2,
+    // both methods, tutti / Open MPI medians): 1-16 MiB 0.70-0.74 (barrier)
+    // and 0.63-0.92 (back to back) against 0.76-1.05 and 1.02-1.46; 64 and
+    // 32 KiB chunks 0.68-0.82 / 0.60-0.90 and 0.84-1.46 / 0.84-1.24. On 4 x 2
+    // (2 jobs, 8 ranks on 2 cores) 4 MiB 0.95 / 0.86 against 1.03 / 1.23.
+    // Raw: docs/perf/cluster-allreduce-chunks-2026-11-26.txt.
     add(Collective::Allreduce, 0, 64 * K, "leader_shm").nodes = {2, kAny};
     add(Collective::Allreduce, 64 * K, kAny, "hierarchical_shm").nodes = {2, kAny};
+    rules.back().params.chunk_bytes = 128 * K;
     add(Collective::Allreduce, 0, 128 * K, "leader").nodes = {2, kAny};
     add(Collective::Allreduce, 128 * K, kAny, "leader").nodes = {2, 3};
     add(Collective::Allreduce, 128 * K, kAny, "hierarchical").nodes = {3, kAny};

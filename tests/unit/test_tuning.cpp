@@ -542,6 +542,7 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
                                      Topology{8, 4, 2, {0, 0, 1, 1, 2, 2, 3, 3}, 1 << 20});
   dec = two_nodes_shared.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
   CHECK(dec.algorithm->name == "hierarchical_shm");
+  CHECK(dec.params.chunk_bytes == 128 << 10);
   CHECK_FALSE(dec.fell_back());
   CHECK(picks(two_nodes_shared, Collective::Allreduce, (64 << 10) - 4, 4) == "leader_shm");
   CHECK(picks(four_nodes_shared, Collective::Allreduce, 8, 8) == "leader_shm");
