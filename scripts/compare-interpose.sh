@@ -7,6 +7,9 @@
 #   NP=2 RUNS=3 MAX_BYTES=67108864 METHODS="barrier b2b" ./scripts/compare-interpose.sh
 # OVERHEAD=1 adds the layer's own cost: 8-byte calls on MPI_COMM_SELF,
 # TUTTI_MPI=0 against no library.
+# SHAPE=2x2 (as root) runs every job on emulated nodes instead
+# (tests/cluster/cluster.sh: shared memory inside a node, TCP between); the
+# shape sets the rank count.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/mpi-env.sh
@@ -15,16 +18,26 @@ build=${BUILD_DIR:-build}
 bench=$build/tests/interpose/mpi-only-bench
 lib=$(realpath "$build/lib/interpose/libtutti-mpi.so")
 [ -x "$bench" ] && [ -f "$lib" ] || { echo "build first: ./scripts/setup.sh"; exit 1; }
-out=docs/perf/interpose-np$NP-$(date +%Y%m%d-%H%M%S).csv
+bench=$(realpath "$bench")
+if [ -n "${SHAPE:-}" ]; then
+  # The cluster's own mpirun options: --host, --bind-to none, its network,
+  # yielding (its shapes put more ranks than cores).
+  launch=(tests/cluster/cluster.sh run "$SHAPE" --timeout 600 --)
+  args=()
+  out=docs/perf/interpose-cluster-$SHAPE-$(date +%Y%m%d-%H%M%S).csv
+else
+  out=docs/perf/interpose-np$NP-$(date +%Y%m%d-%H%M%S).csv
+  bind=core; [ "$NP" -le "$(nproc)" ] || bind=none
+  launch=(mpirun)
+  args=(-np "$NP" $(oversubscribe_args "$NP") --bind-to $bind)
+fi
 echo "variant,run,collective,bytes,method,ranks,time_us" >"$out"
-bind=core; [ "$NP" -le "$(nproc)" ] || bind=none
-args=(-np "$NP" $(oversubscribe_args "$NP") --bind-to $bind)
 for run in $(seq "$RUNS"); do
   for method in $METHODS; do
     for variant in mpi tutti-mpi; do
       pre=()
       [ "$variant" = tutti-mpi ] && pre=(-x LD_PRELOAD="$lib")
-      mpirun "${args[@]}" "${pre[@]}" "$bench" --method "$method" --max-bytes "$MAX_BYTES" |
+      "${launch[@]}" "${args[@]}" "${pre[@]}" "$bench" --method "$method" --max-bytes "$MAX_BYTES" |
         grep -v '^collective' | sed "s/^/$variant,$run,/" >>"$out"
     done
   done
