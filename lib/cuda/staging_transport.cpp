@@ -9,6 +9,14 @@
 
 namespace tutti::cuda {
 
+namespace {
+// Allocated ahead at creation (StagingTransport::StagingTransport).
+constexpr size_t kPinnedSmallBytes = 4096;
+constexpr int kPinnedSmallAhead = 8;
+constexpr size_t kPinnedChunkBytes = 256 * 1024;  // the schedules' default chunk
+constexpr int kPinnedChunksAhead = 4;
+}  // namespace
+
 StagingMode staging_mode_from_env() {
   const char* env = std::getenv("TUTTI_CUDA_STAGING");
   const std::string_view v = env ? env : "";
@@ -19,46 +27,6 @@ StagingMode staging_mode_from_env() {
 }
 
 // ---- pinned buffers ---------------------------------------------------------
-
-PinnedPool::Lease& PinnedPool::Lease::operator=(Lease&& o) noexcept {
-  if (this != &o) {
-    if (pool_ && data_) pool_->free_[static_cast<size_t>(size_class_)].push_back(data_);
-    pool_ = o.pool_;
-    size_class_ = o.size_class_;
-    data_ = o.data_;
-    o.pool_ = nullptr;
-    o.data_ = nullptr;
-  }
-  return *this;
-}
-
-PinnedPool::Lease::~Lease() {
-  if (pool_ && data_) pool_->free_[static_cast<size_t>(size_class_)].push_back(data_);
-}
-
-PinnedPool::~PinnedPool() {
-  for (auto& list : free_)
-    for (char* p : list) pinned_free(p);
-}
-
-PinnedPool::Lease PinnedPool::acquire(size_t bytes) {
-  int c = kMinClass;
-  while (c < 62 && (size_t{1} << c) < bytes) ++c;
-  if (free_.size() <= static_cast<size_t>(c)) free_.resize(static_cast<size_t>(c) + 1);
-  Lease lease;
-  auto& list = free_[static_cast<size_t>(c)];
-  if (!list.empty()) {
-    lease.data_ = list.back();
-    list.pop_back();
-  } else {
-    lease.data_ = static_cast<char*>(pinned_alloc(size_t{1} << c));
-    if (!lease.data_) return lease;
-    bytes_held_ += size_t{1} << c;
-  }
-  lease.pool_ = this;
-  lease.size_class_ = c;
-  return lease;
-}
 
 // ---- staged messages --------------------------------------------------------
 
@@ -99,12 +67,19 @@ Status drain_stream() {
 }  // namespace
 
 StagingTransport::StagingTransport(std::unique_ptr<Transport> inner, StagingMode mode)
-    : inner_(std::move(inner)) {
+    : inner_(std::move(inner)), pinned_(PinnedPool::Allocator{pinned_alloc, pinned_free}) {
   const bool direct_possible = inner_->supports(MemoryType::Cuda);
   if (mode == StagingMode::Never && !direct_possible)
     fail(TUTTI_ERR_UNSUPPORTED, "TUTTI_CUDA_STAGING=0, but the ", inner_->name(),
          " transport cannot move CUDA memory itself (UCX without CUDA support?)");
   staging_ = mode == StagingMode::Always || !direct_possible;
+  // The first calls' buffers, allocated now rather than on their critical
+  // path: small messages and a few pipeline chunks in flight (a failure
+  // here only means those calls allocate for themselves).
+  if (staging_ && available()) {
+    (void)pinned_.reserve(kPinnedSmallBytes, kPinnedSmallAhead);
+    (void)pinned_.reserve(kPinnedChunkBytes, kPinnedChunksAhead);
+  }
 }
 
 StagingTransport::~StagingTransport() {

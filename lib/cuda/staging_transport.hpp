@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/pinned_pool.hpp"
 #include "transport/transport.hpp"
 
 namespace tutti::cuda {
@@ -38,40 +39,6 @@ enum class StagingMode { Auto, Always, Never };
 // TUTTI_CUDA_STAGING: unset/"auto", "1" (always), "0" (never). Throws Error
 // on any other value.
 StagingMode staging_mode_from_env();
-
-// Pinned host buffers kept for reuse, in power-of-two size classes.
-class PinnedPool {
- public:
-  class Lease {
-   public:
-    Lease() = default;
-    Lease(Lease&& o) noexcept { *this = std::move(o); }
-    Lease& operator=(Lease&& o) noexcept;
-    ~Lease();
-    char* data() const { return data_; }
-    explicit operator bool() const { return data_ != nullptr; }
-
-   private:
-    friend class PinnedPool;
-    PinnedPool* pool_ = nullptr;
-    int size_class_ = 0;
-    char* data_ = nullptr;
-  };
-
-  PinnedPool() = default;
-  ~PinnedPool();
-  PinnedPool(const PinnedPool&) = delete;
-  PinnedPool& operator=(const PinnedPool&) = delete;
-
-  // At least `bytes` (> 0); an empty lease where pinned memory ran out.
-  Lease acquire(size_t bytes);
-  size_t bytes_held() const { return bytes_held_; }
-
- private:
-  static constexpr int kMinClass = 12;  // 4 KiB
-  std::vector<std::vector<char*>> free_;  // by size class
-  size_t bytes_held_ = 0;
-};
 
 class StagingTransport final : public Transport {
  public:
@@ -105,7 +72,7 @@ class StagingTransport final : public Transport {
 
   std::unique_ptr<Transport> inner_;  // declared first: destroyed last
   bool staging_ = true;
-  PinnedPool pinned_;
+  PinnedPool pinned_;  // see pinned_pool.hpp
   // In posting order: sends to one (peer, tag) are handed on in this order.
   std::vector<std::unique_ptr<Staged>> staged_;
 };

@@ -16,14 +16,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "cuda/elementwise.hpp"
+#include "cuda/pinned_pool.hpp"
 #include "host/half.hpp"
 #include "host/reduce_ops.hpp"
 
@@ -548,3 +551,85 @@ TEST_CASE("cuda kernel body: plans and grid sizes", "[cuda-host]") {
 
 }  // namespace
 }  // namespace tutti::cuda
+
+// ---- the pinned staging pool's policy (lib/cuda/pinned_pool.hpp) -----------
+
+namespace {
+
+// An allocator that counts what is live, and can be told to fail.
+struct CountingHeap {
+  static inline long live = 0;
+  static inline long allocations = 0;
+  static inline bool fail_next = false;
+  static void* alloc(size_t bytes) {
+    if (fail_next) {
+      fail_next = false;
+      return nullptr;
+    }
+    ++live;
+    ++allocations;
+    return std::malloc(bytes);
+  }
+  static void free(void* p) {
+    --live;
+    std::free(p);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the pinned pool reuses buffers and allocates ahead within a bound", "[cuda-host]") {
+  CountingHeap::live = CountingHeap::allocations = 0;
+  {
+    using tutti::cuda::PinnedPool;
+  PinnedPool pool(PinnedPool::Allocator{CountingHeap::alloc, CountingHeap::free}, 16 << 10);
+    // Reuse: a returned buffer serves the next request of its size class.
+    char* first = nullptr;
+    {
+      PinnedPool::Lease a = pool.acquire(5000);  // 8 KiB class
+      REQUIRE(a);
+      first = a.data();
+    }
+    CHECK(pool.bytes_idle() == 8 << 10);
+    {
+      PinnedPool::Lease b = pool.acquire(8 << 10);
+      CHECK(b.data() == first);
+      CHECK(pool.bytes_idle() == 0);
+    }
+    CHECK(CountingHeap::allocations == 1);
+    // The bound: of three 8 KiB buffers returned, two fit the 16 KiB kept.
+    {
+      PinnedPool::Lease x = pool.acquire(8 << 10), y = pool.acquire(8 << 10),
+                        z = pool.acquire(8 << 10);
+      CHECK(pool.bytes_held() == 24 << 10);
+      CHECK(CountingHeap::live == 3);
+    }
+    CHECK(pool.bytes_idle() == 16 << 10);
+    CHECK(pool.bytes_held() == 16 << 10);
+    CHECK(CountingHeap::live == 2);
+    // Larger than the bound: used, then freed at once.
+    { PinnedPool::Lease big = pool.acquire(1 << 20); CHECK(CountingHeap::live == 3); }
+    CHECK(CountingHeap::live == 2);
+    // trim frees every idle buffer; reserve refills within the bound.
+    pool.trim();
+    CHECK(CountingHeap::live == 0);
+    CHECK(pool.bytes_held() == 0);
+    CHECK(pool.reserve(4096, 8));
+    CHECK(pool.bytes_idle() == 16 << 10);  // 4 of the 8 fit
+    CHECK(CountingHeap::live == 4);
+    const long before = CountingHeap::allocations;
+    { PinnedPool::Lease s = pool.acquire(100); CHECK(s); }
+    CHECK(CountingHeap::allocations == before);  // served from the reserve
+    // Out of pinned memory: an empty lease, nothing counted.
+    CountingHeap::fail_next = true;
+    PinnedPool::Lease none = pool.acquire(1 << 20);
+    CHECK_FALSE(none);
+    CHECK(pool.bytes_held() == 16 << 10);
+    // Moving a lease hands it over once.
+    PinnedPool::Lease m = pool.acquire(4096);
+    PinnedPool::Lease n = std::move(m);
+    CHECK_FALSE(m);
+    CHECK(n);
+  }
+  CHECK(CountingHeap::live == 0);  // the pool frees what it kept
+}
