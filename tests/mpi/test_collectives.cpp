@@ -40,12 +40,29 @@ bool spans_nodes() {
   return !all_ranks(local == world_size());
 }
 
+// Whether MPI's nodes hold different numbers of the world's ranks (2+1+2).
+bool uneven_nodes() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local = 0;
+  MPI_Comm_size(node, &local);
+  MPI_Comm_free(&node);
+  int fewest = 0, most = 0;
+  MPI_Allreduce(&local, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(&local, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return fewest != most;
+}
+
 void sweep_algorithm(Collective coll, const std::string& algo, Sweep& sweep) {
   const int p = world_size();
   sweep.forced = algo;
   // shm refuses every call where there is no shared segment to share: on
-  // one rank, and where the ranks span several nodes.
-  sweep.refusal_expected = algo == "shm" && (p == 1 || spans_nodes());
+  // one rank, and where the ranks span several nodes. alltoall
+  // hierarchical_shm needs every node to hold as many ranks (one lane per
+  // local rank).
+  sweep.refusal_expected =
+      (algo == "shm" && (p == 1 || spans_nodes())) ||
+      (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes());
   REQUIRE(tutti_comm_force_algorithm(world(), std::string(collective_name(coll)).c_str(),
                                      algo.c_str()) == TUTTI_SUCCESS);
   std::vector<int> roots = {0};
