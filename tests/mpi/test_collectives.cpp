@@ -30,23 +30,22 @@ struct Sweep {
   }
 };
 
-// Whether MPI places the world's ranks on more than one node.
-bool spans_nodes() {
+// How many of the world's ranks share this rank's node, as MPI sees it.
+int ranks_on_my_node() {
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int local = 0;
   MPI_Comm_size(node, &local);
   MPI_Comm_free(&node);
-  return !all_ranks(local == world_size());
+  return local;
 }
+
+// Whether MPI places the world's ranks on more than one node.
+bool spans_nodes() { return !all_ranks(ranks_on_my_node() == world_size()); }
 
 // Whether MPI's nodes hold different numbers of the world's ranks (2+1+2).
 bool uneven_nodes() {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local = 0;
-  MPI_Comm_size(node, &local);
-  MPI_Comm_free(&node);
+  const int local = ranks_on_my_node();
   int fewest = 0, most = 0;
   MPI_Allreduce(&local, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&local, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
