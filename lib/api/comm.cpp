@@ -9,6 +9,7 @@
 
 #include "algos/mpi_collective.hpp"
 #include "base/log.hpp"
+#include "node/peer_memory.hpp"
 #include "transport/mpi.hpp"
 #include "transport/mpi_types.hpp"
 #include "tuning/load.hpp"
@@ -153,6 +154,9 @@ void Comm::allocate_node_memory() {
     node_memory_ = NodeMemory::allocate(mpi_comm_, bytes);
     if (node_memory_) node_memory_->port().slot_writes().force(config_.shm_stream);
     dispatcher_.set_shared_bytes(node_memory_ ? node_memory_->segment().data_bytes() : 0);
+    // The single-copy algorithms synchronise through the segment's flags.
+    // Every rank got a segment or none (NodeMemory::allocate agrees).
+    if (node_memory_) dispatcher_.set_peer_reads(probe_peer_reads(mpi_comm_, config_.cma));
     return;
   }
   MPI_Comm node_comm = MPI_COMM_NULL;

@@ -1,5 +1,7 @@
 #include "engine/engine.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 
@@ -7,6 +9,9 @@
 #include "host/memory.hpp"
 
 namespace tutti {
+namespace {
+uint64_t address_of(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+}  // namespace
 
 ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> schedule,
                          const Buffers& bufs, uint32_t seq)
@@ -29,6 +34,12 @@ ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> s
     stream_slot_writes_ = call.mode.streaming;
     probe_slot_writes_ = call.mode.timed;
     slide_ = call.slide;
+  }
+  if (schedule_->uses_peer_reads) {
+    peers_.resize(schedule_->peer_table_bytes / sizeof(PeerAddresses));
+    if (!peers_.empty())
+      peers_.back() = {static_cast<uint64_t>(getpid()), address_of(address(schedule_->published_input)),
+                       address_of(bufs_.output), address_of(bufs_.scratch)};
   }
 }
 
@@ -66,6 +77,9 @@ char* ScheduleRun::address(BufRef ref) const {
       if (swap_halves_) offset = offset < half_bytes_ ? offset + half_bytes_ : offset - half_bytes_;
       return bufs_.shared->segment().data() + offset + slide_;
     }
+    case BufKind::Peers:
+      // The table is this run's own memory: signals read it, waits fill it.
+      return reinterpret_cast<char*>(const_cast<PeerAddresses*>(peers_.data())) + ref.offset;
   }
   return base ? base + ref.offset : nullptr;
 }
@@ -76,6 +90,7 @@ MemoryType ScheduleRun::memory(BufRef ref) const {
     case BufKind::Output: return bufs_.output_mem;
     case BufKind::Scratch: return bufs_.scratch_mem;
     case BufKind::Shared: return MemoryType::Host;
+    case BufKind::Peers: return MemoryType::Host;
   }
   return MemoryType::Host;
 }
@@ -111,7 +126,25 @@ void ScheduleRun::run_local(const Step& s) {
       local_divide(address(s.dst), s.bytes / datatype_size(sched.dtype), sched.dtype, sched.nranks,
                    memory(s.dst));
       break;
+    case StepKind::PeerRead: read_from_peer(s); break;
     default: break;
+  }
+}
+
+void ScheduleRun::read_from_peer(const Step& s) {
+  const PeerAddresses& at = peers_[static_cast<size_t>(s.peer)];
+  const uint64_t base = s.src.kind == BufKind::Input    ? at.input
+                        : s.src.kind == BufKind::Output ? at.output
+                                                        : at.scratch;
+  std::string why;
+  if (at.pid == 0 || base == 0) {
+    why = str("rank ", s.peer, " published no address for its buffer");
+  } else if (read_peer_memory(at.pid, address(s.dst), base + s.src.offset, s.bytes, why)) {
+    return;
+  }
+  if (read_status_ == TUTTI_SUCCESS) {
+    read_status_ = TUTTI_ERR_INTERNAL;
+    read_error_ = str("rank ", s.peer, ": ", why);
   }
 }
 
@@ -195,6 +228,7 @@ bool ScheduleRun::advance() {
   for (;;) {
     if (!round_posted_) {
       if (round_ == sched.rounds.size() || status_ != TUTTI_SUCCESS) {
+        if (read_status_ != TUTTI_SUCCESS) set_error(read_status_, read_error_);
         if (probe_slot_writes_) bufs_.shared->slot_writes().end_probe();
         finished_ = true;
         return true;

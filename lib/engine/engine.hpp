@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/schedule.hpp"
+#include "node/peer_memory.hpp"
 #include "node/shared_segment.hpp"
 #include "transport/transport.hpp"
 
@@ -60,6 +61,7 @@ class ScheduleRun {
   char* address(BufRef ref) const;
   MemoryType memory(BufRef ref) const;
   void run_local(const Step& step);
+  void read_from_peer(const Step& step);
   // Runs a local step; returns the seconds it took (probe calls,
   // node/slot_writes.hpp).
   double run_timed(const Step& step);
@@ -100,6 +102,12 @@ class ScheduleRun {
   bool abandoned_ = false;
   std::vector<uint8_t> handled_;
   uint32_t outstanding_ = 0;
+  // Peer reads: the buffer addresses of the peers as learnt (BufKind::Peers;
+  // this rank's own last). A failed read does not stop the schedule, whose
+  // closing signals the peers wait for: its error is reported at the end.
+  std::vector<PeerAddresses> peers_;
+  Status read_status_ = TUTTI_SUCCESS;
+  std::string read_error_;
   // In the node: the current round's next signal or wait (they complete in
   // step order).
   uint32_t next_flag_ = 0;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "base/status.hpp"
+#include "node/peer_memory.hpp"
 #include "node/shared_segment.hpp"
 
 namespace tutti {
@@ -23,6 +24,7 @@ const char* kind_name(StepKind k) {
     case StepKind::Divide: return "divide";
     case StepKind::ShmSignal: return "shm_signal";
     case StepKind::ShmWait: return "shm_wait";
+    case StepKind::PeerRead: return "peer_read";
   }
   return "?";
 }
@@ -33,6 +35,7 @@ const char* buf_name(BufKind k) {
     case BufKind::Output: return "out";
     case BufKind::Scratch: return "scratch";
     case BufKind::Shared: return "shared";
+    case BufKind::Peers: return "peers";
   }
   return "?";
 }
@@ -218,6 +221,32 @@ void ScheduleBuilder::shm_wait(int peer, BufRef dst, size_t bytes) {
       {.kind = StepKind::ShmWait, .peer = to_comm_rank(peer), .bytes = bytes, .dst = dst});
 }
 
+// The peer table: an entry per communicator rank, then this rank's own.
+void ScheduleBuilder::publish_buffers(int peer) {
+  sched_.uses_peer_reads = true;
+  const size_t entries = static_cast<size_t>(topo_->nranks) + 1;
+  sched_.peer_table_bytes = entries * sizeof(PeerAddresses);
+  shm_signal(peer, {BufKind::Peers, (entries - 1) * sizeof(PeerAddresses)}, sizeof(PeerAddresses));
+}
+
+void ScheduleBuilder::learn_buffers(int peer) {
+  sched_.uses_peer_reads = true;
+  sched_.peer_table_bytes = (static_cast<size_t>(topo_->nranks) + 1) * sizeof(PeerAddresses);
+  const size_t entry = static_cast<size_t>(to_comm_rank(peer)) * sizeof(PeerAddresses);
+  shm_wait(peer, {BufKind::Peers, entry}, sizeof(PeerAddresses));
+}
+
+void ScheduleBuilder::peer_read(int peer, BufRef dst, BufRef peer_src, size_t bytes) {
+  check_peer(peer);
+  check_same_node(peer);
+  if (peer_src.kind != BufKind::Input && peer_src.kind != BufKind::Output &&
+      peer_src.kind != BufKind::Scratch)
+    fail(TUTTI_ERR_INTERNAL, "a peer read names a peer's ", buf_name(peer_src.kind), " buffer");
+  sched_.uses_peer_reads = true;
+  add_local({.kind = StepKind::PeerRead, .peer = to_comm_rank(peer), .bytes = bytes, .dst = dst,
+             .src = peer_src});
+}
+
 void ScheduleBuilder::start_comm(bool flags) {
   if (!comm_.empty() && comm_flags_ != flags) end_round();
   comm_flags_ = flags;
@@ -323,6 +352,8 @@ std::string to_string(const Step& s) {
     case StepKind::ShmWait:
       return s.bytes ? str("shm_wait ", s.bytes, "B ", ref(s.dst), " <- rank ", s.peer)
                      : str("shm_wait <- rank ", s.peer);
+    case StepKind::PeerRead:
+      return str("peer_read ", s.bytes, "B ", ref(s.dst), " <- rank ", s.peer, " ", ref(s.src));
   }
   return kind_name(s.kind);
 }
@@ -347,6 +378,7 @@ std::optional<std::string> find_round_hazards(const Schedule& sched, size_t inpu
       case BufKind::Output: return output_bytes;
       case BufKind::Scratch: return sched.scratch_bytes;
       case BufKind::Shared: return sched.shared_bytes;
+      case BufKind::Peers: return sched.peer_table_bytes;
     }
     return size_t{0};
   };
@@ -362,6 +394,9 @@ std::optional<std::string> find_round_hazards(const Schedule& sched, size_t inpu
       case StepKind::Recv:
       case StepKind::ShmWait:
       case StepKind::Divide: bad = out_of_bounds(s.dst, s.bytes); break;
+      // The peer's buffers have the peer's sizes, which this rank does not
+      // know (a root's differ): only the destination is checked.
+      case StepKind::PeerRead: bad = out_of_bounds(s.dst, s.bytes); break;
       case StepKind::Copy: bad = out_of_bounds(s.dst, s.bytes) || out_of_bounds(s.src, s.bytes); break;
       case StepKind::Reduce:
       case StepKind::RecvReduce:

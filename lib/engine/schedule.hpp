@@ -44,6 +44,13 @@
 //     parity 0; begin_shm_chunk() says which parity a chunk uses, and the
 //     engine swaps the halves when the communicator's sequence of chunks is
 //     at the other parity (see SharedPort).
+//   - Reads of a peer's buffers (node/peer_memory.hpp, single copy by
+//     cross-memory attach): publish_buffers(peer) is a shm_signal carrying
+//     this rank's buffer addresses for the call, learn_buffers(peer) the
+//     matching shm_wait; after it, peer_read(peer, dst, src) (a local step)
+//     copies `src` of the peer's buffers (Input, Output or Scratch) into
+//     this rank's `dst`. The peer must not return before its readers are
+//     done: the algorithm ends with a signal from every reader to it.
 #pragma once
 
 #include <algorithm>
@@ -58,7 +65,9 @@
 
 namespace tutti {
 
-enum class BufKind : uint8_t { Input, Output, Scratch, Shared };
+// Peers: the buffer addresses of the call's ranks, as published and learnt
+// (PeerAddresses, one entry per communicator rank and this rank's own last).
+enum class BufKind : uint8_t { Input, Output, Scratch, Shared, Peers };
 
 struct BufRef {
   BufKind kind = BufKind::Scratch;
@@ -71,11 +80,14 @@ inline BufRef input(size_t offset = 0) { return {BufKind::Input, offset}; }
 inline BufRef output(size_t offset = 0) { return {BufKind::Output, offset}; }
 inline BufRef shared(size_t offset = 0) { return {BufKind::Shared, offset}; }
 
-enum class StepKind : uint8_t { Send, Recv, RecvReduce, Copy, Reduce, Divide, ShmSignal, ShmWait };
+enum class StepKind : uint8_t {
+  Send, Recv, RecvReduce, Copy, Reduce, Divide, ShmSignal, ShmWait,
+  PeerRead,  // local: dst <- src of peer's buffers (src.kind: Input, Output, Scratch)
+};
 
 struct Step {
   StepKind kind;
-  int peer = -1;           // Send, Recv, RecvReduce, ShmSignal, ShmWait
+  int peer = -1;           // Send, Recv, RecvReduce, ShmSignal, ShmWait, PeerRead
   uint32_t msg_index = 0;  // which message between this pair and direction
   size_t bytes = 0;
   BufRef dst;  // Recv, RecvReduce, Copy, Reduce, Divide, ShmWait: what is written
@@ -106,6 +118,12 @@ struct Schedule {
   size_t slot_area_bytes = 0;
   // Any send or receive (a round of messages).
   bool uses_transport = false;
+  // Any peer_read: the engine keeps a table of the peers' buffer addresses
+  // (peer_table_bytes: an entry per communicator rank, and its own).
+  bool uses_peer_reads = false;
+  size_t peer_table_bytes = 0;
+  // What this rank publishes as its Input (ScheduleBuilder::publish_as_input).
+  BufRef published_input = input();
   uint32_t max_comm_per_round = 0;
   Datatype dtype = Datatype::Uint8;
   Op op = Op::Sum;
@@ -155,6 +173,13 @@ class ScheduleBuilder {
   // carrying `bytes` (at most SharedSegment::carry_bytes) from src to dst.
   void shm_signal(int peer, BufRef src = {}, size_t bytes = 0);
   void shm_wait(int peer, BufRef dst = {}, size_t bytes = 0);
+  // Single-copy reads of a peer's buffers (see the top of this file).
+  void publish_buffers(int peer);
+  void learn_buffers(int peer);
+  void peer_read(int peer, BufRef dst, BufRef peer_src, size_t bytes);
+  // Peers that read this rank's Input read `ref` instead (a copy of it in
+  // scratch, when the input changes while they read).
+  void publish_as_input(BufRef ref) { sched_.published_input = ref; }
   // Starts the next chunk staged through the shared segment; returns the
   // parity (0 or 1) of the slots it uses. Parities alternate.
   int begin_shm_chunk() { return static_cast<int>(sched_.shm_chunks++ % 2); }

@@ -102,7 +102,9 @@ class VirtualRun {
     for (uint32_t i = round.begin; i < round.comm_begin; ++i) {
       const Step& step = s.schedule.steps[i];
       local += static_cast<double>(step.bytes) /
-               (step.kind == StepKind::Copy ? m_.copy_bytes_per_us : m_.reduce_bytes_per_us);
+               (step.kind == StepKind::Copy || step.kind == StepKind::PeerRead  // a peer read is one copy
+                    ? m_.copy_bytes_per_us
+                    : m_.reduce_bytes_per_us);
     }
     events_.push({start + local, rank});
   }
@@ -268,6 +270,9 @@ Topology model_topology(int nranks, int ranks_per_node) {
   t.node_of_rank.resize(static_cast<size_t>(nranks));
   for (int r = 0; r < nranks; ++r) t.node_of_rank[static_cast<size_t>(r)] = r / ranks_per_node;
   if (ranks_per_node > 1) t.shared_bytes = default_node_memory_bytes(ranks_per_node);  // each node's
+  // Cross-memory attach, as Linux allows between a user's processes by
+  // default (the single-copy algorithms need one node and it).
+  t.peer_reads = t.shared_bytes > 0;
   t.index_nodes();
   return t;
 }

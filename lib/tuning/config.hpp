@@ -46,6 +46,9 @@ struct Config {
   // slots with non-temporal stores; nullopt ("auto"): each rank decides
   // from what it measures (node/slot_writes.hpp).
   std::optional<bool> shm_stream;
+  // TUTTI_CMA: ranks of one node may read each other's buffers with
+  // cross-memory attach (node/peer_memory.hpp); 0 turns it off.
+  bool cma = true;
   // TUTTI_GROUP_FUSE_BYTES: grouped allreduces of at most this many bytes
   // are fused with others of their datatype and op (0: never).
   size_t group_fuse_bytes = 256 * 1024;

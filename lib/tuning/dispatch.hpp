@@ -47,6 +47,7 @@ class Dispatcher {
   const Topology& topology() const { return topo_; }
   // The shared segment's data bytes, once the communicator has one.
   void set_shared_bytes(size_t bytes) { topo_.shared_bytes = bytes; }
+  void set_peer_reads(bool on) { topo_.peer_reads = on; }
   const TuningTable& user_table() const { return user_; }
 
  private:

@@ -768,7 +768,8 @@ bool algorithm_uses_param(const algos::Algorithm& algo, std::string_view param) 
         a.send_displs = a.recv_displs = displs;
       }
       // A shared segment too, so that shared-memory algorithms accept.
-      const Topology topo = Topology::single_node(p, size_t{64} << 20);
+      Topology topo = Topology::single_node(p, size_t{64} << 20);
+      topo.peer_reads = true;
       CollArgs a_lo = a, a_hi = a;
       a_lo.params = lo;
       a_hi.params = hi;

@@ -188,6 +188,28 @@ const TuningTable& builtin_tuning() {
     // wins at every size (16 KiB: 0.3 of Open MPI's time against 0.8),
     // and from 4 MiB on 2 ranks (0.5-0.7 against 0.8-0.9).
     add_one_node(Collective::Allreduce, 512 * K, 4 * M, "recursive_halving", 0).ranks = {2, 3};
+    // Single copy (cross-memory attach: each rank reads its peers' buffers
+    // in place, as Open MPI's own large transfers here do) against the
+    // segment's two copies: 3 alternating jobs per collective, 2026-11-26
+    // (docs/perf/one-node-cma-2026-11-26.txt), time / Open MPI's, both
+    // methods. 2 ranks: allgather and alltoall from 16 KiB 0.70-1.04
+    // against shm's 0.84-2.15; bcast 16 KiB-1 MiB 0.91-1.01 against
+    // 1.17-2.68, where from 4 MiB shm's pipelined copies win (0.70-0.93
+    // against 1.0); scatter 64 KiB-1 MiB and gather 64-256 KiB 0.93-1.04
+    // against 1.25-2.38. On 4 ranks (2 cores) the segment keeps small
+    // calls and every bcast: cma wins allgather from 256 KiB, alltoall,
+    // scatter and gather from 64 KiB (gather up to 4 MiB). Where the
+    // kernel forbids the reads, cma refuses and the rules below decide.
+    add_one_node(Collective::Bcast, 16 * K, 2 * M, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Allgather, 16 * K, kAny, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Allgather, 256 * K, kAny, "cma", 0);
+    add_one_node(Collective::Alltoall, 16 * K, kAny, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Alltoall, 64 * K, kAny, "cma", 0);
+    add_one_node(Collective::Scatter, 32 * K, 4 * M, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Scatter, 4 * M, kAny, "shm", 256 * K).ranks = {2, 3};
+    add_one_node(Collective::Scatter, 64 * K, kAny, "cma", 0);
+    add_one_node(Collective::Gather, 32 * K, 1 * M, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Gather, 64 * K, 4 * M, "cma", 0).ranks.lo = 3;
     add_one_node(Collective::Allreduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Bcast, 0, kAny, "shm", 1 * M);

@@ -4,6 +4,9 @@
 // every rank against a reference computed from all ranks' inputs.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <string>
+
 #include "algos/registry.hpp"
 #include "base/status.hpp"
 #include "mpi_harness.hpp"
@@ -40,6 +43,12 @@ int ranks_on_my_node() {
   return local;
 }
 
+// TUTTI_CMA=0: the single-copy algorithms refuse.
+bool cma_turned_off() {
+  const char* v = std::getenv("TUTTI_CMA");
+  return v && std::string(v) == "0";
+}
+
 // Whether MPI places the world's ranks on more than one node.
 bool spans_nodes() { return !all_ranks(ranks_on_my_node() == world_size()); }
 
@@ -55,12 +64,15 @@ bool uneven_nodes() {
 void sweep_algorithm(Collective coll, const std::string& algo, Sweep& sweep) {
   const int p = world_size();
   sweep.forced = algo;
-  // shm refuses every call where there is no shared segment to share: on
+  // shm and cma refuse every call where there is no shared segment to share: on
   // one rank, and where the ranks span several nodes. alltoall
   // hierarchical_shm needs every node to hold as many ranks (one lane per
   // local rank).
   sweep.refusal_expected =
       (algo == "shm" && (p == 1 || spans_nodes())) ||
+      // cma also needs ranks that may read each other's memory, which the
+      // machines this runs on allow (root, or one user and ptrace scope 0/1).
+      (algo == "cma" && (p == 1 || spans_nodes() || cma_turned_off())) ||
       (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes());
   REQUIRE(tutti_comm_force_algorithm(world(), std::string(collective_name(coll)).c_str(),
                                      algo.c_str()) == TUTTI_SUCCESS);

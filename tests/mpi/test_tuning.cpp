@@ -5,6 +5,7 @@
 // count the calls that ran the MPI library's collective, and report invalid
 // tables on every rank. Ranks given different tables: tests/tuning. Ranks
 // given different TUTTI_SHM_STREAM settings still meet in the segment.
+// TUTTI_CMA=0 turns the single-copy algorithms off.
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
@@ -255,6 +256,55 @@ TEST_CASE("ranks with different TUTTI_SHM_STREAM settings still meet in the segm
     ok = ok && (p == 1 || std::string(tutti_comm_last_algorithm(c.comm)) == "shm");
   }
   CHECK(all_ranks(ok));
+}
+
+// The single-copy algorithms read peers' memory only where the probe at
+// creation found the kernel allows it, and TUTTI_CMA=0 turns them off: then
+// the built-in rule that names cma gives way to the shared segment's, and a
+// forced cma refuses; results stay right either way.
+TEST_CASE("TUTTI_CMA turns the single-copy algorithms on and off", "[tuning]") {
+  MPI_Comm node = MPI_COMM_NULL;
+  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS);
+  int node_ranks = 0;
+  MPI_Comm_size(node, &node_ranks);
+  MPI_Comm_free(&node);
+  const int p = world_size();
+  if (p < 2 || !all_ranks(node_ranks == p)) {
+    SUCCEED("cma needs one node of several ranks: it refuses here");
+    return;
+  }
+  Env env;
+  env.set("TUTTI_ALGO_ALLGATHER", std::nullopt);
+  env.set("TUTTI_TUNE", std::nullopt);
+  env.set("TUTTI_TUNING_FILE", std::nullopt);
+  // 256 KiB per rank: the built-in rules pick cma on every rank count.
+  const size_t count = 65536;
+  auto allgather_runs = [&](tutti_comm_t comm) {
+    std::vector<int32_t> in(count), out(count * p, -1);
+    for (size_t i = 0; i < count; ++i) in[i] = static_cast<int32_t>(world_rank() * 100003 + i);
+    bool ok = tutti_allgather(in.data(), out.data(), count, TUTTI_INT32, comm) == TUTTI_SUCCESS;
+    for (int q = 0; q < p; ++q)
+      for (size_t i = 0; i < count; ++i) ok = ok && out[q * count + i] == static_cast<int32_t>(q * 100003 + i);
+    REQUIRE(all_ranks(ok));
+    return std::string(tutti_comm_last_algorithm(comm));
+  };
+  {
+    env.set("TUTTI_CMA", std::nullopt);
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    CHECK(allgather_runs(c.comm) == "cma");
+  }
+  {
+    env.set("TUTTI_CMA", "0");
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    CHECK(allgather_runs(c.comm) == "shm");
+    const tutti_comm_stats_t before = stats_of(c.comm);
+    REQUIRE(tutti_comm_force_algorithm(c.comm, "allgather", "cma") == TUTTI_SUCCESS);
+    CHECK(allgather_runs(c.comm) != "cma");
+    CHECK(stats_of(c.comm).refused_fallbacks == before.refused_fallbacks + 1);
+  }
 }
 
 }  // namespace tutti::testing

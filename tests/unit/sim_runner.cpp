@@ -147,7 +147,13 @@ std::vector<Bytes> outputs_of(const SimCall& call, std::vector<RankCall*> per_ra
 }  // namespace
 
 Topology sim_topology(int nranks, const SimOptions& options) {
-  if (options.node_of_rank.empty()) return Topology::single_node(nranks, options.shared_bytes);
+  if (options.node_of_rank.empty()) {
+    // The simulated ranks share one process: any of them can read another's
+    // buffers (a peer read of this process's memory is a memcpy).
+    Topology t = Topology::single_node(nranks, options.shared_bytes);
+    t.peer_reads = options.shared_bytes > 0;
+    return t;
+  }
   Topology t;
   t.nranks = nranks;
   t.node_of_rank = options.node_of_rank;

@@ -224,7 +224,9 @@ std::string run_sequence(int p, uint64_t seed, bool threaded, bool small_rooted 
   std::vector<const algos::Algorithm*> pool;
   for (const algos::Algorithm& algo : algos::all_algorithms()) {
     if (algo.is_mpi()) continue;
-    const bool through_segment = algo.name == "shm" || algo.name.ends_with("_shm");
+    // The single-copy ones ("cma") synchronise through the segment's flags.
+    const bool through_segment =
+        algo.name == "shm" || algo.name.ends_with("_shm") || algo.name == "cma";
     if (small_rooted ? through_segment && (algo.coll == Collective::Bcast ||
                                            algo.coll == Collective::Reduce)
                      : through_segment || algo.name == "ring" || algo.coll == Collective::Barrier)

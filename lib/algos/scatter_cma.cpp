@@ -1,0 +1,41 @@
+// scatter "cma": single node, every rank reads its block in place from the
+// root's send buffer.
+//   Steps:    the root publishes its buffer addresses to every rank
+//             (flags); each copies its block straight from the root's
+//             input (cross-memory attach) and signals the root, which
+//             returns once all have read.
+//   Traffic:  one copy of m per non-root, all at once (the root copies
+//             nothing but its own block); no messages.
+//   Scratch:  none; shared: flag lines only.
+//   Rounds:   2 flag rounds.
+#include "algos/cma_common.hpp"
+
+namespace tutti::algos {
+namespace {
+
+void build(ScheduleBuilder& b) {
+  const CollArgs& a = b.args();
+  const int p = b.nranks(), r = b.rank(), root = a.root;
+  const size_t m = a.count * b.elem_size();
+  if (r == root && !a.in_place) b.copy(output(), input(static_cast<size_t>(r) * m), m);
+  if (p == 1 || m == 0) return;
+  if (r == root) {
+    for_each_peer_from_next(b, [&](int q) { b.publish_buffers(q); });
+    b.end_round();
+    for_each_peer_from_next(b, [&](int q) { b.shm_wait(q); });
+    return;
+  }
+  b.learn_buffers(root);
+  b.end_round();
+  b.peer_read(root, output(), input(static_cast<size_t>(r) * m), m);
+  b.shm_signal(root);
+}
+
+}  // namespace
+
+extern const Algorithm kScatterCma{
+    "cma", Collective::Scatter,
+    "single node: every rank copies its block straight from the root's buffer (one copy)",
+    refuse_cma, build};
+
+}  // namespace tutti::algos

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Compares tutti's algorithms for one collective with each other and with
+# the MPI library's own collective: for RUNS rounds, one tutti-bench
+# --compare-mpi job per (variant, method), alternating, so that every
+# variant sees the same speed states of the machine. Prints, per method and
+# size, the median over runs of tutti's time / the MPI library's time per
+# variant, with the algorithm that ran; RAW=FILE keeps the rows.
+#   OP=allgather VARIANTS="cma shm auto TUTTI_CMA=0" NP=2 RUNS=3 \
+#     ./scripts/compare-algorithms.sh [extra tutti-bench args]
+# A variant is an algorithm name (forced with --algorithm), "auto" (the
+# dispatcher's choice) or VAR=VALUE (the dispatcher's choice with that
+# environment variable set on every rank). SHAPE=2x2 runs on the emulated
+# cluster (tests/cluster/cluster.sh, as root) instead of NP ranks here.
+#   MIN_BYTES (4K), MAX_BYTES (64M), STEP (4), ITERS (20),
+#   METHODS ("barrier back-to-back")
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh >/dev/null
+. scripts/mpi-env.sh
+
+op=${OP:?OP=<collective> is required}
+variants=${VARIANTS:?VARIANTS=\"alg1 alg2 ...\" is required}
+np=${NP:-2}
+shape=${SHAPE:-}
+raw=${RAW:-$(mktemp)}
+[ -n "${RAW:-}" ] || trap 'rm -f "$raw"' EXIT
+: >"$raw"
+read -ra launch <<<"$(oversubscribe_args "$np")"
+
+run_job() {  # env-args... -- bench-args...
+  local envs=()
+  while [ "$1" != -- ]; do envs+=(-x "$1"); shift; done
+  shift
+  if [ -n "$shape" ]; then
+    tests/cluster/cluster.sh run "$shape" --timeout 900 -- "${envs[@]}" "$PWD/build/apps/tutti-bench" "$@"
+  else
+    mpirun -np "$np" "${launch[@]}" --bind-to none "${envs[@]}" build/apps/tutti-bench "$@"
+  fi
+}
+
+for run in $(seq 1 "${RUNS:-3}"); do
+  for variant in $variants; do
+    for method in ${METHODS:-barrier back-to-back}; do
+      envs=() select=()
+      case $variant in
+        auto) ;;
+        *=*) envs=("$variant") ;;
+        *) select=(--algorithm "$variant") ;;
+      esac
+      method_args=()
+      [ "$method" = back-to-back ] && method_args=(--back-to-back)
+      echo "compare-algorithms: run $run $op $variant $method" >&2
+      run_job "${envs[@]}" -- --op "$op" "${select[@]}" --compare-mpi --format csv \
+        --min-bytes "${MIN_BYTES:-4K}" --max-bytes "${MAX_BYTES:-64M}" \
+        --step-factor "${STEP:-4}" --iters "${ITERS:-20}" "${method_args[@]}" "$@" |
+        awk -F, -v run="$run" -v variant="$variant" -v method="$method" \
+          '$2 ~ /^[0-9]+$/ {print run, variant, method, $0}' >>"$raw"
+    done
+  done
+done
+
+python3 - "$raw" "$variants" <<'PY'
+import collections, csv, statistics, sys
+rows = collections.defaultdict(list)
+ran = collections.defaultdict(set)
+for line in open(sys.argv[1]):
+    run, variant, method, rest = line.split(" ", 3)
+    f = next(csv.reader([rest]))
+    # collective,bytes,count,dtype,redop,root,algorithm,time_us,algbw,busbw,wrong,mpi_time_us,...
+    if f[-1].strip('"'):
+        print(f"error: {variant} {method} {f[1]} B: {f[-1]}")
+        continue
+    key = (method, int(f[1]), variant)
+    rows[key].append((float(f[7]), float(f[11])))
+    ran[key].add(f[6])
+variants = sys.argv[2].split()
+for method in ("barrier", "back-to-back"):
+    sizes = sorted({k[1] for k in rows if k[0] == method})
+    if not sizes: continue
+    print(f"{method}: tutti us / MPI us = ratio (median of runs) [algorithm that ran]")
+    for b in sizes:
+        cells = []
+        for v in variants:
+            got = rows.get((method, b, v))
+            if not got: continue
+            t = statistics.median(x[0] for x in got); m = statistics.median(x[1] for x in got)
+            cells.append(f"{v} [{'/'.join(sorted(ran[(method, b, v)]))}] {t:.1f}/{m:.1f}={t / m:.2f}")
+        print(f"{b:>10}  " + " | ".join(cells))
+PY
