@@ -4,7 +4,11 @@
 # --compare-mpi job per (variant, method), alternating, so that every
 # variant sees the same speed states of the machine. Prints, per method and
 # size, the median over runs of tutti's time / the MPI library's time per
-# variant, with the algorithm that ran; RAW=FILE keeps the rows.
+# variant, with the algorithm that ran; RAW=FILE keeps the rows. On one
+# node, each job is tagged with the speed state the machine was in just
+# before it (the cache-line round trip between ranks 0 and 1, tutti-bench
+# --bounds: "close" up to FAR_RTT_US=0.25 us, else "far"; see
+# scripts/perf-check.sh), and the medians are per state.
 #   OP=allgather VARIANTS="cma shm auto TUTTI_CMA=0" NP=2 RUNS=3 \
 #     ./scripts/compare-algorithms.sh [extra tutti-bench args]
 # A variant is an algorithm name (forced with --algorithm), "auto" (the
@@ -38,6 +42,15 @@ run_job() {  # env-args... -- bench-args...
   fi
 }
 
+far_rtt_us=${FAR_RTT_US:-0.25}
+speed_state() {
+  [ -z "$shape" ] || { echo any; return; }
+  mpirun -np "$np" "${launch[@]}" --bind-to none build/apps/tutti-bench --op allreduce \
+      --min-bytes 8 --max-bytes 8 --iters 200 --bounds --format csv 2>/dev/null |
+    awk -F, -v far="$far_rtt_us" '$1 == "allreduce" && $2 == 8 {
+      state = ($14 + 0 > far) ? "far" : "close"} END {print state ? state : "unknown"}'
+}
+
 for run in $(seq 1 "${RUNS:-3}"); do
   for variant in $variants; do
     for method in ${METHODS:-barrier back-to-back}; do
@@ -49,12 +62,13 @@ for run in $(seq 1 "${RUNS:-3}"); do
       esac
       method_args=()
       [ "$method" = back-to-back ] && method_args=(--back-to-back)
-      echo "compare-algorithms: run $run $op $variant $method" >&2
+      state=$(speed_state)
+      echo "compare-algorithms: run $run $op $variant $method ($state)" >&2
       run_job "${envs[@]}" -- --op "$op" "${select[@]}" --compare-mpi --format csv \
         --min-bytes "${MIN_BYTES:-4K}" --max-bytes "${MAX_BYTES:-64M}" \
         --step-factor "${STEP:-4}" --iters "${ITERS:-20}" "${method_args[@]}" "$@" |
-        awk -F, -v run="$run" -v variant="$variant" -v method="$method" \
-          '$2 ~ /^[0-9]+$/ {print run, variant, method, $0}' >>"$raw"
+        awk -F, -v run="$run" -v variant="$variant" -v method="$method" -v state="$state" \
+          '$2 ~ /^[0-9]+$/ {print run, variant, method, state, $0}' >>"$raw"
     done
   done
 done
@@ -64,26 +78,28 @@ import collections, csv, statistics, sys
 rows = collections.defaultdict(list)
 ran = collections.defaultdict(set)
 for line in open(sys.argv[1]):
-    run, variant, method, rest = line.split(" ", 3)
+    run, variant, method, state, rest = line.split(" ", 4)
     f = next(csv.reader([rest]))
     # collective,bytes,count,dtype,redop,root,algorithm,time_us,algbw,busbw,wrong,mpi_time_us,...
     if f[-1].strip('"'):
         print(f"error: {variant} {method} {f[1]} B: {f[-1]}")
         continue
-    key = (method, int(f[1]), variant)
+    key = (state, method, int(f[1]), variant)
     rows[key].append((float(f[7]), float(f[11])))
     ran[key].add(f[6])
 variants = sys.argv[2].split()
-for method in ("barrier", "back-to-back"):
-    sizes = sorted({k[1] for k in rows if k[0] == method})
+for state in sorted({k[0] for k in rows}):
+  for method in ("barrier", "back-to-back"):
+    sizes = sorted({k[2] for k in rows if k[:2] == (state, method)})
     if not sizes: continue
-    print(f"{method}: tutti us / MPI us = ratio (median of runs) [algorithm that ran]")
+    print(f"{state}, {method}: tutti us / MPI us = ratio (median of jobs) [algorithm that ran]")
     for b in sizes:
         cells = []
         for v in variants:
-            got = rows.get((method, b, v))
+            got = rows.get((state, method, b, v))
             if not got: continue
             t = statistics.median(x[0] for x in got); m = statistics.median(x[1] for x in got)
-            cells.append(f"{v} [{'/'.join(sorted(ran[(method, b, v)]))}] {t:.1f}/{m:.1f}={t / m:.2f}")
+            cells.append(f"{v} [{'/'.join(sorted(ran[(state, method, b, v)]))}] "
+                         f"{t:.1f}/{m:.1f}={t / m:.2f} (n={len(got)})")
         print(f"{b:>10}  " + " | ".join(cells))
 PY
