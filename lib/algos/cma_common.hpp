@@ -9,6 +9,8 @@
 // readers did, since its caller may reuse the buffers at once.
 #pragma once
 
+#include <algorithm>
+
 #include "algos/shm_common.hpp"
 
 namespace tutti::algos {
@@ -34,6 +36,47 @@ inline void append_all_publish(ScheduleBuilder& b) {
   for_each_peer_from_next(b, [&](int q) { b.publish_buffers(q); });
   for_each_peer_from_next(b, [&](int q) { b.learn_buffers(q); });
   b.end_round();
+}
+
+// The slice of a vector of `count` elements that rank q reduces: the
+// elements split as evenly as they go, the first count % P ranks one more.
+struct Slice {
+  size_t offset, bytes;  // bytes into the vector
+};
+inline Slice slice_of(size_t count, size_t elem_size, int nranks, int q) {
+  const size_t p = static_cast<size_t>(nranks), k = static_cast<size_t>(q);
+  const size_t base = count / p, extra = count % p;
+  const size_t first = k * base + std::min(k, extra);
+  return {first * elem_size, (base + (k < extra ? 1 : 0)) * elem_size};
+}
+
+// Reduce-scatter by reading: after every rank published its buffers, rank
+// r reduces its slice of every rank's Input in rank order into `into` (the
+// slice's offset is added), a chunk (chunk_bytes_of) at a time, each peer's
+// chunk read into scratch first so the reduction reads cache-warm data:
+// (P-1)/P of the vector read from peers and reduced, per rank, in parallel.
+// Every rank computes its slice in the same order as a flat reduction, so
+// results do not depend on which rank reduced them. Then avg (finalize).
+inline void append_reduce_my_slice(ScheduleBuilder& b, BufRef into) {
+  const CollArgs& a = b.args();
+  const int p = b.nranks(), r = b.rank();
+  const size_t es = b.elem_size();
+  const Slice mine = slice_of(a.count, es, p, r);
+  if (mine.bytes == 0) return;
+  const size_t chunk = std::max(es, chunk_bytes_of(b) / es * es);
+  const BufRef landing = b.scratch(static_cast<size_t>(p) * std::min(chunk, mine.bytes));
+  for (size_t off = 0; off < mine.bytes; off += chunk) {
+    const size_t c = std::min(chunk, mine.bytes - off);
+    // In place, the result overwrites this rank's own input as the
+    // reduction goes: a copy of it first, unless it is the first operand.
+    const bool copy_own = a.in_place && r > 0;
+    auto operand = [&](int q) {
+      return q == r && !copy_own ? input(mine.offset + off) : landing + static_cast<size_t>(q) * c;
+    };
+    if (copy_own) b.copy(operand(r), input(mine.offset + off), c);
+    for_each_peer_from_next(b, [&](int q) { b.peer_read(q, operand(q), input(mine.offset + off), c); });
+    append_reduce_in_rank_order(b, into + (mine.offset + off), c, operand);
+  }
 }
 
 }  // namespace tutti::algos

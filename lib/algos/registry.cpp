@@ -22,7 +22,8 @@ extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAllt
 extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear;
 extern const Algorithm kBarrierDissemination, kBarrierShm, kBarrierLeader, kBarrierLeaderShm;
 // Single-copy reads of the peers' buffers on one node (cross-memory attach).
-extern const Algorithm kBcastCma, kAllgatherCma, kGatherCma, kScatterCma, kAlltoallCma;
+extern const Algorithm kAllreduceCma, kReduceCma, kBcastCma, kAllgatherCma, kGatherCma,
+    kScatterCma, kAlltoallCma;
 extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpiReduceScatter,
     kMpiGather, kMpiScatter, kMpiAlltoall, kMpiAlltoallv, kMpiBarrier;
 
@@ -44,7 +45,8 @@ const Algorithm* const kRegistry[] = {
     &kAlltoallHierarchicalShm,
     &kAlltoallvPairwise, &kAlltoallvLinear,
     &kBarrierDissemination, &kBarrierShm, &kBarrierLeader, &kBarrierLeaderShm,
-    &kBcastCma, &kAllgatherCma, &kGatherCma, &kScatterCma, &kAlltoallCma,
+    &kAllreduceCma, &kReduceCma, &kBcastCma, &kAllgatherCma, &kGatherCma, &kScatterCma,
+    &kAlltoallCma,
     // The MPI library's own collectives: the fallback for every collective.
     &kMpiAllreduce, &kMpiReduce, &kMpiBcast, &kMpiAllgather, &kMpiReduceScatter, &kMpiGather,
     &kMpiScatter, &kMpiAlltoall, &kMpiAlltoallv, &kMpiBarrier,

@@ -187,6 +187,17 @@ const TuningTable& builtin_tuning() {
     // jobs, cores close; not measured far apart). On 4 ranks the segment
     // wins at every size (16 KiB: 0.3 of Open MPI's time against 0.8),
     // and from 4 MiB on 2 ranks (0.5-0.7 against 0.8-0.9).
+    // allreduce and reduce by reading: each rank reduces a slice read from
+    // its peers' buffers, then the slices are read where they are needed
+    // (cma_common.hpp). Allreduce, 3 alternating jobs, 2026-11-26, far
+    // state (docs/perf/one-node-cma-2026-11-26.txt): 2 ranks 64 KiB-16 MiB
+    // 0.63-0.69 of Open MPI's time against the segment's 0.86-1.43 and
+    // recursive halving's 0.75-0.82 (1 MiB); 4 ranks from 256 KiB 0.66-0.77
+    // against 0.80-1.48. Reduce only wins on 4 ranks at 256 KiB (0.91/1.36
+    // against 1.21/1.95); on 2 ranks the segment is ahead at every size.
+    add_one_node(Collective::Allreduce, 64 * K, kAny, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Allreduce, 256 * K, kAny, "cma", 0).ranks.lo = 3;
+    add_one_node(Collective::Reduce, 256 * K, 1 * M, "cma", 0).ranks.lo = 3;
     add_one_node(Collective::Allreduce, 512 * K, 4 * M, "recursive_halving", 0).ranks = {2, 3};
     // Single copy (cross-memory attach: each rank reads its peers' buffers
     // in place, as Open MPI's own large transfers here do) against the
