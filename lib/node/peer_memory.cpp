@@ -48,15 +48,18 @@ bool probe_peer_reads(MPI_Comm node_comm, bool wanted) {
   std::vector<uint64_t> all(2 * static_cast<size_t>(nranks));
   check_mpi(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, node_comm),
             "MPI_Allgather (cross-memory attach probe)");
+  // Every pair, not only neighbours: ranks in different pid namespaces (a
+  // container per rank) see each other's pids as other processes' or none,
+  // and a read there must fail the probe, not later return wrong data.
   int ok = wanted ? 1 : 0;
-  if (ok && nranks > 1) {
-    const size_t next = static_cast<size_t>((rank + 1) % nranks);
+  for (int q = 0; ok && q < nranks; ++q) {
+    if (q == rank) continue;
+    const size_t at = 2 * static_cast<size_t>(q);
     uint64_t seen = 0;
     std::string why;
-    ok = read_peer_memory(all[2 * next], &seen, all[2 * next + 1], sizeof seen, why) &&
-         seen == (all[2 * next] ^ kMark);
+    ok = read_peer_memory(all[at], &seen, all[at + 1], sizeof seen, why) && seen == (all[at] ^ kMark);
   }
-  // Nobody may leave (and let `token` go) before its neighbour has read it.
+  // Nobody may leave (and let `token` go) before every peer has read it.
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, node_comm),
             "MPI_Allreduce (cross-memory attach probe)");
   return ok == 1;

@@ -33,8 +33,8 @@ bool read_peer_memory(uint64_t pid, void* dst, uint64_t src, size_t bytes, std::
 // Collective over `node_comm`, whose ranks share one node: whether every
 // rank can read every other's memory (the kernel allows cross-memory attach
 // between them: same user and ptrace scope, or CAP_SYS_PTRACE; not
-// forbidden by a seccomp profile). Each rank reads a value from the next
-// one; the ranks agree on the answer. `wanted` false (TUTTI_CMA=0) on any
+// forbidden by a seccomp profile; all in one pid namespace). Each rank
+// reads a value from every other; the ranks agree on the answer. `wanted` false (TUTTI_CMA=0) on any
 // rank makes it false everywhere. Throws Error on MPI failures.
 bool probe_peer_reads(MPI_Comm node_comm, bool wanted);
 
