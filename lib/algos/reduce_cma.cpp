@@ -10,10 +10,39 @@
 //             then reads (P-1)/P n. No messages.
 //   Scratch:  P x chunk, and a slice at the non-roots; shared: flag lines.
 //   Rounds:   3 flag rounds.
+//   2 ranks:  the root reads the other's input a chunk at a time and
+//             reduces it with its own (n read and reduced at the root, 2
+//             flag rounds), as Open MPI's reduce over a single-copy transfer.
 #include "algos/cma_common.hpp"
 
 namespace tutti::algos {
 namespace {
+
+// Two ranks: slices would only add a round and a copy. The root reads the
+// other's input a chunk at a time (cache-warm) and reduces it with its own,
+// as Open MPI's reduce over a single-copy transfer does.
+void build_two(ScheduleBuilder& b) {
+  const CollArgs& a = b.args();
+  const int r = b.rank(), other = 1 - r;
+  const size_t n = a.count * b.elem_size();
+  if (r != a.root) {
+    b.publish_buffers(other);
+    b.end_round();
+    b.shm_wait(other);
+    return;
+  }
+  b.learn_buffers(other);
+  b.end_round();
+  const size_t es = b.elem_size();
+  const size_t chunk = std::max(es, chunk_bytes_of(b) / es * es);
+  const BufRef landing = b.scratch(std::min(chunk, n));
+  for (size_t off = 0; off < n; off += chunk) {
+    const size_t c = std::min(chunk, n - off);
+    b.peer_read(other, landing, input(off), c);
+    append_reduce_in_rank_order(b, output(off), c, [&](int q) { return q == r ? input(off) : landing; });
+  }
+  b.shm_signal(other);
+}
 
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
@@ -22,6 +51,10 @@ void build(ScheduleBuilder& b) {
   if (p == 1 || n == 0) {
     b.copy(output(), input(), n);
     b.finalize(output(), n);
+    return;
+  }
+  if (p == 2) {
+    build_two(b);
     return;
   }
   // A non-root reduces its slice into scratch, at the slice's offset in an

@@ -193,10 +193,14 @@ const TuningTable& builtin_tuning() {
     // state (docs/perf/one-node-cma-2026-11-26.txt): 2 ranks 64 KiB-16 MiB
     // 0.63-0.69 of Open MPI's time against the segment's 0.86-1.43 and
     // recursive halving's 0.75-0.82 (1 MiB); 4 ranks from 256 KiB 0.66-0.77
-    // against 0.80-1.48. Reduce only wins on 4 ranks at 256 KiB (0.91/1.36
-    // against 1.21/1.95); on 2 ranks the segment is ahead at every size.
+    // against 0.80-1.48. Reduce: on 4 ranks it wins at 256 KiB (0.91/1.36
+    // against 1.21/1.95); on 2 ranks (the root reads the other's vector and
+    // reduces it, reduce_cma.cpp) 16-256 KiB 1.10-1.23 of Open MPI's time
+    // against the segment's 1.43-1.85, which is ahead again from 1 MiB
+    // (0.80-0.99 against 1.0-1.2); chunks of 16 or 64 KiB were slower.
     add_one_node(Collective::Allreduce, 64 * K, kAny, "cma", 0).ranks = {2, 3};
     add_one_node(Collective::Allreduce, 256 * K, kAny, "cma", 0).ranks.lo = 3;
+    add_one_node(Collective::Reduce, 16 * K, 1 * M, "cma", 0).ranks = {2, 3};
     add_one_node(Collective::Reduce, 256 * K, 1 * M, "cma", 0).ranks.lo = 3;
     add_one_node(Collective::Allreduce, 512 * K, 4 * M, "recursive_halving", 0).ranks = {2, 3};
     // Single copy (cross-memory attach: each rank reads its peers' buffers
