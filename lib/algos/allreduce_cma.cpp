@@ -7,8 +7,8 @@
 //             copies the other slices from their reducers' outputs; full
 //             synchronisation (no rank returns while it is read).
 //   Traffic:  per rank (P-1)/P n read and reduced, then (P-1)/P n read;
-//             no messages. Open MPI here moves n and reduces n at each of
-//             2 ranks (recursive doubling over single-copy transfers).
+//             no messages (an exchange of whole vectors on 2 ranks would
+//             read n and reduce n per rank).
 //   Scratch:  P x chunk; shared: flag lines only.
 //   Rounds:   3 flag rounds.
 #include "algos/cma_common.hpp"
