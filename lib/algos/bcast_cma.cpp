@@ -16,19 +16,9 @@ namespace {
 
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
-  const int p = b.nranks(), r = b.rank(), root = a.root;
   const size_t n = a.count * b.elem_size();
-  if (p == 1 || n == 0) return;
-  if (r == root) {
-    for_each_peer_from_next(b, [&](int q) { b.publish_buffers(q); });
-    b.end_round();
-    for_each_peer_from_next(b, [&](int q) { b.shm_wait(q); });
-    return;
-  }
-  b.learn_buffers(root);
-  b.end_round();
-  b.peer_read(root, output(), output(), n);
-  b.shm_signal(root);
+  if (b.nranks() == 1 || n == 0) return;
+  append_all_read_root(b, a.root, [&] { b.peer_read(a.root, output(), output(), n); });
 }
 
 }  // namespace

@@ -38,6 +38,41 @@ inline void append_all_publish(ScheduleBuilder& b) {
   b.end_round();
 }
 
+// One to all (bcast, scatter): the root publishes its buffers to every
+// rank and returns once all have read; each other rank learns them, runs
+// `read()` (its peer reads from the root) and tells the root it is done.
+template <typename Read>
+void append_all_read_root(ScheduleBuilder& b, int root, Read read) {
+  if (b.rank() == root) {
+    for_each_peer_from_next(b, [&](int q) { b.publish_buffers(q); });
+    b.end_round();
+    for_each_peer_from_next(b, [&](int q) { b.shm_wait(q); });
+    return;
+  }
+  b.learn_buffers(root);
+  b.end_round();
+  read();
+  b.shm_signal(root);
+}
+
+// All to one (gather, reduce on 2 ranks): every other rank publishes its
+// buffers to the root and returns once the root has read them; the root
+// learns them all, runs `read()` (its peer reads and what it does with
+// them), then lets every rank go.
+template <typename Read>
+void append_root_reads_all(ScheduleBuilder& b, int root, Read read) {
+  if (b.rank() != root) {
+    b.publish_buffers(root);
+    b.end_round();
+    b.shm_wait(root);
+    return;
+  }
+  for_each_peer_from_next(b, [&](int q) { b.learn_buffers(q); });
+  b.end_round();
+  read();
+  for_each_peer_from_next(b, [&](int q) { b.shm_signal(q); });
+}
+
 // The slice of a vector of `count` elements that rank q reduces: the
 // elements split as evenly as they go, the first count % P ranks one more.
 struct Slice {

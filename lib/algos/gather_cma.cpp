@@ -18,16 +18,9 @@ void build(ScheduleBuilder& b) {
   const size_t m = a.count * b.elem_size();
   if (r == root && !a.in_place) b.copy(output(static_cast<size_t>(r) * m), input(), m);
   if (p == 1 || m == 0) return;
-  if (r != root) {
-    b.publish_buffers(root);
-    b.end_round();
-    b.shm_wait(root);
-    return;
-  }
-  for_each_peer_from_next(b, [&](int q) { b.learn_buffers(q); });
-  b.end_round();
-  for_each_peer_from_next(b, [&](int q) { b.peer_read(q, output(static_cast<size_t>(q) * m), input(), m); });
-  for_each_peer_from_next(b, [&](int q) { b.shm_signal(q); });
+  append_root_reads_all(b, root, [&] {
+    for_each_peer_from_next(b, [&](int q) { b.peer_read(q, output(static_cast<size_t>(q) * m), input(), m); });
+  });
 }
 
 }  // namespace

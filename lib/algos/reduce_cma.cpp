@@ -25,23 +25,16 @@ void build_two(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
   const int r = b.rank(), other = 1 - r;
   const size_t n = a.count * b.elem_size();
-  if (r != a.root) {
-    b.publish_buffers(other);
-    b.end_round();
-    b.shm_wait(other);
-    return;
-  }
-  b.learn_buffers(other);
-  b.end_round();
-  const size_t es = b.elem_size();
-  const size_t chunk = std::max(es, chunk_bytes_of(b) / es * es);
-  const BufRef landing = b.scratch(std::min(chunk, n));
-  for (size_t off = 0; off < n; off += chunk) {
-    const size_t c = std::min(chunk, n - off);
-    b.peer_read(other, landing, input(off), c);
-    append_reduce_in_rank_order(b, output(off), c, [&](int q) { return q == r ? input(off) : landing; });
-  }
-  b.shm_signal(other);
+  append_root_reads_all(b, a.root, [&] {
+    const size_t es = b.elem_size();
+    const size_t chunk = std::max(es, chunk_bytes_of(b) / es * es);
+    const BufRef landing = b.scratch(std::min(chunk, n));
+    for (size_t off = 0; off < n; off += chunk) {
+      const size_t c = std::min(chunk, n - off);
+      b.peer_read(other, landing, input(off), c);
+      append_reduce_in_rank_order(b, output(off), c, [&](int q) { return q == r ? input(off) : landing; });
+    }
+  });
 }
 
 void build(ScheduleBuilder& b) {

@@ -19,16 +19,7 @@ void build(ScheduleBuilder& b) {
   const size_t m = a.count * b.elem_size();
   if (r == root && !a.in_place) b.copy(output(), input(static_cast<size_t>(r) * m), m);
   if (p == 1 || m == 0) return;
-  if (r == root) {
-    for_each_peer_from_next(b, [&](int q) { b.publish_buffers(q); });
-    b.end_round();
-    for_each_peer_from_next(b, [&](int q) { b.shm_wait(q); });
-    return;
-  }
-  b.learn_buffers(root);
-  b.end_round();
-  b.peer_read(root, output(), input(static_cast<size_t>(r) * m), m);
-  b.shm_signal(root);
+  append_all_read_root(b, root, [&] { b.peer_read(root, output(), input(static_cast<size_t>(r) * m), m); });
 }
 
 }  // namespace

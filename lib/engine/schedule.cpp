@@ -222,18 +222,18 @@ void ScheduleBuilder::shm_wait(int peer, BufRef dst, size_t bytes) {
 }
 
 // The peer table: an entry per communicator rank, then this rank's own.
-void ScheduleBuilder::publish_buffers(int peer) {
+BufRef ScheduleBuilder::peer_entry(int comm_rank) {
   sched_.uses_peer_reads = true;
-  const size_t entries = static_cast<size_t>(topo_->nranks) + 1;
-  sched_.peer_table_bytes = entries * sizeof(PeerAddresses);
-  shm_signal(peer, {BufKind::Peers, (entries - 1) * sizeof(PeerAddresses)}, sizeof(PeerAddresses));
+  sched_.peer_table_bytes = (static_cast<size_t>(topo_->nranks) + 1) * sizeof(PeerAddresses);
+  return {BufKind::Peers, static_cast<size_t>(comm_rank) * sizeof(PeerAddresses)};
+}
+
+void ScheduleBuilder::publish_buffers(int peer) {
+  shm_signal(peer, peer_entry(topo_->nranks), sizeof(PeerAddresses));
 }
 
 void ScheduleBuilder::learn_buffers(int peer) {
-  sched_.uses_peer_reads = true;
-  sched_.peer_table_bytes = (static_cast<size_t>(topo_->nranks) + 1) * sizeof(PeerAddresses);
-  const size_t entry = static_cast<size_t>(to_comm_rank(peer)) * sizeof(PeerAddresses);
-  shm_wait(peer, {BufKind::Peers, entry}, sizeof(PeerAddresses));
+  shm_wait(peer, peer_entry(to_comm_rank(peer)), sizeof(PeerAddresses));
 }
 
 void ScheduleBuilder::peer_read(int peer, BufRef dst, BufRef peer_src, size_t bytes) {

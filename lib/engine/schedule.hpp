@@ -239,6 +239,8 @@ class ScheduleBuilder {
   void check_same_node(int peer) const;  // a flag's peer shares this rank's segment
   void note_shared(const Step& step);
   int to_comm_rank(int peer) const;
+  // The peer table's entry of a communicator rank (nranks: this rank's own).
+  BufRef peer_entry(int comm_rank);
   void leave_group();
 
   const CollArgs& args_;
