@@ -4,7 +4,8 @@
 # LD_PRELOAD=libtutti-mpi.so, in alternating jobs, both timing methods.
 # Prints a markdown table (best of RUNS per cell, time with the library /
 # time without) and keeps the raw CSV in docs/perf/.
-#   NP=2 RUNS=3 MAX_BYTES=67108864 METHODS="barrier b2b" ./scripts/compare-interpose.sh
+#   NP=2 RUNS=3 MAX_BYTES=67108864 METHODS="barrier b2b" [COLLECTIVES=bcast,scatter] \
+#     ./scripts/compare-interpose.sh
 # OVERHEAD=1 adds the layer's own cost: 8-byte calls on MPI_COMM_SELF,
 # TUTTI_MPI=0 against no library.
 # SHAPE=2x2 (as root) runs every job on emulated nodes instead
@@ -37,7 +38,8 @@ for run in $(seq "$RUNS"); do
     for variant in mpi tutti-mpi; do
       pre=()
       [ "$variant" = tutti-mpi ] && pre=(-x LD_PRELOAD="$lib")
-      "${launch[@]}" "${args[@]}" "${pre[@]}" "$bench" --method "$method" --max-bytes "$MAX_BYTES" |
+      "${launch[@]}" "${args[@]}" "${pre[@]}" "$bench" --method "$method" --max-bytes "$MAX_BYTES" \
+          ${COLLECTIVES:+--collectives "$COLLECTIVES"} |
         grep -v '^collective' | sed "s/^/$variant,$run,/" >>"$out"
     done
   done

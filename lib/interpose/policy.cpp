@@ -1,5 +1,6 @@
 #include "interpose/policy.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstdlib>
 
@@ -23,22 +24,37 @@ Policy::Side Policy::decided(Coll coll, size_t bytes) const {
   return c.winner == static_cast<int8_t>(Side::mpi) ? Side::mpi : Side::tutti;
 }
 
-// Calls 0 and 1 warm each side up (tutti builds its schedule, MPI picks its
-// algorithm); then tutti and MPI alternate, `trials_per_side()` each.
+int Policy::timed_per_side(size_t bytes) {
+  return bytes < kSmallBytes ? kSmallFactor * trials_per_side() : trials_per_side();
+}
+
+Policy::Side Policy::trial_side(int call, int per_side) {
+  return call <= per_side ? Side::tutti : Side::mpi;
+}
+
+bool Policy::trial_is_timed(int call, int per_side) { return call != 0 && call != per_side + 1; }
+
+// One run of calls on each side: call 0 warms tutti up (it builds its
+// schedule), calls 1..T are timed on tutti, call T+1 warms the MPI library
+// up (it picks its algorithm, and the ranks leave tutti's last call at
+// different times), calls T+2..2T+1 are timed on MPI. Runs rather than
+// alternate calls: a program that calls a collective back to back gets the
+// rate of consecutive calls, which is what its later calls will see (an MPI
+// root that sends eagerly runs ahead of its receivers; alternating sides
+// stopped it at every tutti call and timed MPI's latency instead).
 Policy::Choice Policy::choose(Coll coll, size_t bytes) {
   if (coll == Coll::alltoallv || trials_per_side() == 0) return {};
   const int slot = slot_of(coll, bytes);
   Class& c = classes_[slot];
   if (c.winner >= 0) return {static_cast<Side>(c.winner), false, slot};
-  const Side side = c.calls % 2 == 0 ? Side::tutti : Side::mpi;
-  return {side, true, slot};
+  return {trial_side(c.calls, timed_per_side(bytes)), true, slot, timed_per_side(bytes)};
 }
 
 void Policy::record(const Choice& choice, double seconds, MPI_Comm comm) {
   Class& c = classes_[choice.slot];
-  if (c.calls >= 2) c.seconds[static_cast<int>(choice.side)] += seconds;
+  if (trial_is_timed(c.calls, choice.per_side)) c.seconds[static_cast<int>(choice.side)] += seconds;
   ++c.calls;
-  if (c.calls < 2 + 2 * trials_per_side()) return;
+  if (c.calls < 2 + 2 * choice.per_side) return;
   std::array<double, 2> slowest{};
   if (PMPI_Allreduce(c.seconds.data(), slowest.data(), 2, MPI_DOUBLE, MPI_MAX, comm) !=
       MPI_SUCCESS) {

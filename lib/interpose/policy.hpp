@@ -1,7 +1,8 @@
 // Where a call runs best, tutti or the MPI library, measured on the job
 // itself: per communicator, collective and power-of-two size class, the
-// first calls alternate between the two (one warm-up call each, then
-// TUTTI_MPI_TRIALS timed calls each, default 4), the ranks agree on the
+// first calls run on tutti, then as many on the MPI library (a warm-up call
+// each, then TUTTI_MPI_TRIALS timed calls each, default 4, consecutive so
+// that back-to-back calls are timed at their rate), the ranks agree on the
 // slowest rank's total for each side (one small PMPI_Allreduce), and later
 // calls of that class go to the faster side. The decision is taken at the
 // same call on every rank, from values every rank agrees on, so all ranks of
@@ -36,6 +37,7 @@ class Policy {
     Side side = Side::tutti;
     bool trial = false;  // a trial call: time it and record()
     int slot = -1;
+    int per_side = 0;  // a trial's class: timed calls per side
   };
 
   // For a blocking call.
@@ -45,6 +47,20 @@ class Policy {
   // After a trial call: its time on this rank. The last trial of a class
   // agrees with the other ranks of `comm` (collective, as the call was).
   void record(const Choice& choice, double seconds, MPI_Comm comm);
+
+  // Timed calls per side for calls of `bytes`: TUTTI_MPI_TRIALS, times
+  // kSmallFactor below kSmallBytes. Why more for small calls: they take a
+  // few microseconds, so 32 cost well under a millisecond, and the first
+  // calls' page faults and cache misses (flag lines, eager buffers touched
+  // for the first time) otherwise decide between two sides 0.1 us apart.
+  static int timed_per_side(size_t bytes);
+  static constexpr size_t kSmallBytes = 16 << 10;
+  static constexpr int kSmallFactor = 8;
+  // The side of the `call`-th trial call of a class (0-based) with
+  // `per_side` timed calls per side, and whether it is timed (the first
+  // call of each side warms it up).
+  static Side trial_side(int call, int per_side);
+  static bool trial_is_timed(int call, int per_side);
 
  private:
   static constexpr int kClasses = 48;

@@ -1,0 +1,96 @@
+// libtutti-mpi's policy (lib/interpose/policy.*) on its own, under mpirun:
+// the trials run as one block of calls on tutti, then one on the MPI library
+// (a back-to-back program is timed at its back-to-back rate), warm-up calls
+// are not counted, and every rank keeps the side that the slowest rank's
+// times favour, even when its own times say otherwise.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "interpose/policy.hpp"
+
+using tutti::interpose::Coll;
+using tutti::interpose::Policy;
+
+namespace {
+
+int checks = 0, failed = 0;
+
+void check(bool ok, const char* what, int call = -1) {
+  ++checks;
+  if (ok) return;
+  ++failed;
+  std::printf("FAIL: %s (call %d)\n", what, call);
+}
+
+const char* name(Policy::Side s) { return s == Policy::Side::mpi ? "mpi" : "tutti"; }
+
+// Runs the trials of one class, the times of each call given by `seconds`,
+// and checks the order of the sides on the way.
+void run_trials(Policy& policy, Coll coll, size_t bytes, int trials,
+                double (*seconds)(Policy::Side side, bool timed, int rank), int rank) {
+  check(Policy::timed_per_side(bytes) == trials, "timed calls per side by size");
+  for (int call = 0; call < 2 + 2 * trials; ++call) {
+    const Policy::Choice c = policy.choose(coll, bytes);
+    const Policy::Side expected = call <= trials ? Policy::Side::tutti : Policy::Side::mpi;
+    check(c.trial, "a call during the trials is a trial", call);
+    check(c.side == expected, "tutti's block of trials comes first, then MPI's", call);
+    const bool timed = call != 0 && call != trials + 1;
+    check(Policy::trial_is_timed(call, trials) == timed, "the first call of each side is a warm-up",
+          call);
+    policy.record(c, seconds(c.side, timed, rank), MPI_COMM_WORLD);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Read once by the policy, before its first use.
+  setenv("TUTTI_MPI_TRIALS", "3", 1);
+  MPI_Init(&argc, &argv);
+  int rank = 0, size = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const int trials = tutti::interpose::trials_per_side();
+  check(trials == 3, "TUTTI_MPI_TRIALS is read");
+  // Small calls get more timed calls (they are cheap, and noisier).
+  const int small = Policy::kSmallFactor * trials;
+  check(Policy::timed_per_side(Policy::kSmallBytes - 1) == small &&
+            Policy::timed_per_side(Policy::kSmallBytes) == trials,
+        "more timed calls below kSmallBytes");
+
+  Policy policy;
+  // MPI faster by the slowest rank's times, though rank 0 alone sees tutti
+  // faster; warm-ups cost 100 s on MPI's side and must not count.
+  check(policy.decided(Coll::bcast, 8) == Policy::Side::tutti, "tutti until decided");
+  run_trials(policy, Coll::bcast, 8, small,
+             [](Policy::Side side, bool timed, int r) {
+               if (!timed) return side == Policy::Side::mpi ? 100.0 : 0.0;
+               if (side == Policy::Side::tutti) return r == 0 ? 0.01 : 1.0;
+               return 0.5;
+             },
+             rank);
+  const Policy::Choice after = policy.choose(Coll::bcast, 8);
+  check(!after.trial, "no trial after the decision");
+  const Policy::Side want = size > 1 ? Policy::Side::mpi : Policy::Side::tutti;
+  check(after.side == want, "the slowest rank's times decide");
+  if (after.side != want) std::printf("  got %s, want %s\n", name(after.side), name(want));
+  check(policy.decided(Coll::bcast, 12) == want, "non-blocking calls of the class follow");
+
+  // tutti faster; another size class and collective are undecided still.
+  check(policy.choose(Coll::bcast, 1 << 20).trial, "another size class has its own trials");
+  run_trials(policy, Coll::allreduce, 1 << 20, trials,
+             [](Policy::Side side, bool, int) { return side == Policy::Side::tutti ? 0.1 : 0.2; },
+             rank);
+  check(policy.choose(Coll::allreduce, 1 << 20).side == Policy::Side::tutti, "tutti faster: tutti");
+  check(policy.choose(Coll::alltoallv, 64).side == Policy::Side::tutti &&
+            !policy.choose(Coll::alltoallv, 64).trial,
+        "alltoallv is never tried");
+
+  int all_failed = 0;
+  MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("policy: %d checks, %d failed (all ranks: %d)\n", checks, failed, all_failed);
+  MPI_Finalize();
+  return all_failed == 0 ? 0 : 1;
+}
