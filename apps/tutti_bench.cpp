@@ -420,6 +420,23 @@ int run(const Job& job, const BenchOptions& o) {
   return total_wrong > 0 || any_error ? 1 : 0;
 }
 
+#if TUTTI_HAVE_CUDA
+// --memory cuda: each rank of a node takes its own GPU (local rank modulo
+// the node's GPUs), before the communicator is made, as a CUDA-aware MPI
+// program would; tutti's buffers, kernels and stream then live on it.
+void select_device_by_local_rank(int rank) {
+  if (!cuda::available()) return;  // run() says so
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int local = 0;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_free(&node);
+  int devices = 0;
+  cuda::check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
+  cuda::check(cudaSetDevice(local % devices), "cudaSetDevice");
+}
+#endif
+
 }  // namespace
 }  // namespace tutti::apps
 
@@ -433,6 +450,9 @@ int main(int argc, char** argv) {
   try {
     const tutti::apps::BenchOptions options =
         tutti::apps::parse_bench_options(argc, argv, rank == 0);
+#if TUTTI_HAVE_CUDA
+    if (options.memory == tutti::MemoryType::Cuda) tutti::apps::select_device_by_local_rank(rank);
+#endif
     if (tutti_comm_create(MPI_COMM_WORLD, &comm) != TUTTI_SUCCESS)
       throw tutti::Error(TUTTI_ERR_INTERNAL, tutti::str("tutti_comm_create: ", tutti_last_error()));
     rc = options.soak_calls > 0 ? tutti::apps::run_soak(comm, rank, nranks, options)

@@ -100,6 +100,6 @@ for state in sorted({k[0] for k in rows}):
             if not got: continue
             t = statistics.median(x[0] for x in got); m = statistics.median(x[1] for x in got)
             cells.append(f"{v} [{'/'.join(sorted(ran[(state, method, b, v)]))}] "
-                         f"{t:.1f}/{m:.1f}={t / m:.2f} (n={len(got)})")
+                         f"{t:.2f}/{m:.2f}={t / m:.2f} (n={len(got)})")
         print(f"{b:>10}  " + " | ".join(cells))
 PY

@@ -133,8 +133,27 @@ void check_disjoint_blocks(const size_t* counts, const size_t* displs, size_t p,
   }
 }
 
+[[noreturn, gnu::cold, gnu::noinline]] void wrong_device(const char* name, BufferDevice d,
+                                                         const char* fn) {
+  invalid(str(fn, ": ", name, " is on CUDA device ", d.buffer,
+              ", but the calling thread's current device is ", d.current, ": call cudaSetDevice(",
+              d.buffer, ") first (a call's device buffers must be on the current device)"));
+}
+
+// A device buffer of another device would reach tutti's kernels and stream
+// of the current one as an illegal address (which poisons the context):
+// refused first. Managed memory may be used from any device. (One more
+// pointer query per device buffer, a fraction of a microsecond against a
+// device call's tens.)
+void check_current_device(const void* p, const char* name, const char* fn) {
+  const BufferDevice d = buffer_device_of(p);
+  if (d.buffer >= 0 && d.buffer != d.current) [[unlikely]]
+    wrong_device(name, d, fn);
+}
+
 // Starts the collective; blocking when req is null.
-int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_request_t* req) {
+int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_request_t* req,
+        const char* fn) {
   Comm& c = *comm->impl;
   // TUTTI_CHECK: a blocking call agrees here; a non-blocking one (or one in
   // a group) inside its operation (start_collective), so that it never
@@ -148,6 +167,9 @@ int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_requ
   const MemoryType in_mem = !in || !lookup       ? MemoryType::Host
                             : args.in_place && out ? out_mem
                                                    : memory_type_of(in);
+  if (in && in_mem == MemoryType::Cuda) check_current_device(in, "sendbuf", fn);
+  if (out && out_mem == MemoryType::Cuda && out != in)
+    check_current_device(out, in ? "recvbuf" : "buf", fn);
   const bool device = (in && in_mem == MemoryType::Cuda) || (out && out_mem == MemoryType::Cuda);
   args.memory = device ? MemoryType::Cuda : MemoryType::Host;
   if (group::is_open()) {
@@ -194,7 +216,7 @@ int allreduce(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t
     check_buffer(recvbuf, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, count * a.elem_size(), recvbuf, count * a.elem_size(), fn);
     if (count == 0) return done_at_once(req, comm, a);
-    return run(comm, a, in, recvbuf, req);
+    return run(comm, a, in, recvbuf, req, fn);
   });
 }
 
@@ -217,7 +239,7 @@ int reduce(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t dt
     if (is_root) check_buffer(out, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, count * a.elem_size(), out, count * a.elem_size(), fn);
     if (count == 0) return done_at_once(req, comm, a);
-    return run(comm, a, in, out, req);
+    return run(comm, a, in, out, req, fn);
   });
 }
 
@@ -231,7 +253,7 @@ int bcast(void* buf, size_t count, tutti_datatype_t dt, int root, tutti_comm_t c
     check_count(count, "count", a.dtype, 1, fn);
     check_buffer(buf, count, "buf", fn);
     if (count == 0) return done_at_once(req, comm, a);
-    return run(comm, a, nullptr, buf, req);
+    return run(comm, a, nullptr, buf, req, fn);
   });
 }
 
@@ -250,7 +272,7 @@ int allgather(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t
     check_buffer(in, count, "sendbuf", fn);
     if (!a.in_place) check_no_overlap(in, block, recvbuf, block * static_cast<size_t>(c.size()), fn);
     if (count == 0) return done_at_once(req, comm, a);
-    return run(comm, a, in, recvbuf, req);
+    return run(comm, a, in, recvbuf, req, fn);
   });
 }
 
@@ -269,7 +291,7 @@ int reduce_scatter(const void* sendbuf, void* recvbuf, size_t recvcount, tutti_d
     check_buffer(recvbuf, recvcount, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, block * static_cast<size_t>(c.size()), recvbuf, block, fn);
     if (recvcount == 0) return done_at_once(req, comm, a);
-    return run(comm, a, in, recvbuf, req);
+    return run(comm, a, in, recvbuf, req, fn);
   });
 }
 
@@ -293,7 +315,7 @@ int gather(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t dt
     check_buffer(in, count, "sendbuf", fn);
     if (!a.in_place) check_no_overlap(in, block, out, block * static_cast<size_t>(c.size()), fn);
     if (count == 0) return done_at_once(req, comm, a);
-    return run(comm, a, in, out, req);
+    return run(comm, a, in, out, req, fn);
   });
 }
 
@@ -318,7 +340,7 @@ int scatter(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t d
     check_buffer(out, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, block * static_cast<size_t>(c.size()), out, block, fn);
     if (count == 0) return done_at_once(req, comm, a);
-    return run(comm, a, in, out, req);
+    return run(comm, a, in, out, req, fn);
   });
 }
 
@@ -336,7 +358,7 @@ int alltoall(const void* sendbuf, void* recvbuf, size_t count, tutti_datatype_t 
     check_buffer(recvbuf, count, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, bytes, recvbuf, bytes, fn);
     if (count == 0) return done_at_once(req, comm, a);
-    return run(comm, a, in, recvbuf, req);
+    return run(comm, a, in, recvbuf, req, fn);
   });
 }
 
@@ -375,7 +397,7 @@ int alltoallv(const void* sendbuf, const size_t* sendcounts, const size_t* sdisp
     check_buffer(in, shape.input_bytes, "sendbuf", fn);
     check_buffer(recvbuf, shape.output_bytes, "recvbuf", fn);
     if (!a.in_place) check_no_overlap(in, shape.input_bytes, recvbuf, shape.output_bytes, fn);
-    return run(comm, a, in, recvbuf, req);
+    return run(comm, a, in, recvbuf, req, fn);
   });
 }
 
@@ -383,7 +405,7 @@ int barrier(tutti_comm_t comm, tutti_request_t* req, const char* fn) {
   return guarded([&] {
     comm_of(comm, fn);  // validates comm
     CollArgs a{.coll = Collective::Barrier};
-    return run(comm, a, nullptr, nullptr, req);
+    return run(comm, a, nullptr, nullptr, req, fn);
   });
 }
 
@@ -398,6 +420,7 @@ int point_to_point(bool is_send, const void* buf, size_t count, tutti_datatype_t
       invalid(str(fn, ": peer=", peer, " is out of range (communicator of ", c.size(), " ranks)"));
     if (tag < 0) invalid(str(fn, ": tag=", tag, " is negative"));
     const MemoryType mem = count > 0 ? memory_type_of(buf) : MemoryType::Host;
+    if (mem == MemoryType::Cuda) check_current_device(buf, "buf", fn);
     const size_t bytes = count * datatype_size(Datatype(dt));
     if (group::is_open()) {
       group::record(comm,

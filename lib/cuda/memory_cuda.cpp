@@ -107,6 +107,38 @@ MemoryType memory_type_of(const void* ptr) {
                                                                                  : MemoryType::Host;
 }
 
+// Asked only for buffers memory_type_of called device memory, so a CUDA
+// context exists by then.
+BufferDevice buffer_device_of(const void* ptr) {
+  BufferDevice d;
+  if (!ptr || !cuda::available()) return d;
+  int ordinal = -1, managed = 0;
+  unsigned type = 0;
+  if (PointerGetAttributes get = driver_pointer_attributes()) {
+    CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                                    CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL};
+    void* data[3] = {&type, &managed, &ordinal};
+    if (get(3, attrs, data, reinterpret_cast<CUdeviceptr>(ptr)) != CUDA_SUCCESS) return d;
+    if (managed || type != CU_MEMORYTYPE_DEVICE) return d;
+  } else {
+    cudaPointerAttributes attr{};
+    if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+      cudaGetLastError();
+      return d;
+    }
+    if (attr.type != cudaMemoryTypeDevice) return d;
+    ordinal = attr.device;
+  }
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess) {
+    cudaGetLastError();
+    return d;
+  }
+  d.buffer = ordinal;
+  d.current = current;
+  return d;
+}
+
 void local_copy(void* dst, MemoryType dst_mem, const void* src, MemoryType src_mem, size_t bytes) {
   if (dst == src || bytes == 0) return;
   if (dst_mem == MemoryType::Host && src_mem == MemoryType::Host) {

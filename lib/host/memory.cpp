@@ -12,6 +12,8 @@ namespace tutti {
 #if !TUTTI_HAVE_CUDA
 MemoryType memory_type_of(const void*) { return MemoryType::Host; }
 
+BufferDevice buffer_device_of(const void*) { return {}; }
+
 void local_copy(void* dst, MemoryType, const void* src, MemoryType, size_t bytes) {
   host_copy(dst, src, bytes);
 }

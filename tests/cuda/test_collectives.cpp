@@ -4,9 +4,10 @@
 // forced one by one (the MPI fallback, which stages through host memory,
 // included); host and device buffers mixed in one call; device pointers off
 // their alignment (vector, scalar and byte-wise kernel paths); 64 MiB
-// messages; point-to-point messages.
+// messages; point-to-point messages; buffers of another device refused.
 #include <catch2/catch.hpp>
 
+#include <string>
 #include <vector>
 
 #include "algos/registry.hpp"
@@ -182,6 +183,39 @@ TEST_CASE("point-to-point on device buffers", "[p2p]") {
     cudaFree(dout);
     cudaFree(din);
   }
+}
+
+// tutti's kernels and stream belong to the current device: a buffer of
+// another one is refused before anything runs (every rank here passes one,
+// so no rank waits for another). Needs two GPUs; on one there is no other
+// device to pass.
+TEST_CASE("a device buffer of another device than the current one is refused", "[collectives]") {
+  int devices = 0, current = 0;
+  CUDA_REQUIRE(cudaGetDeviceCount(&devices));
+  CUDA_REQUIRE(cudaGetDevice(&current));
+  if (!all_ranks(devices >= 2)) {
+    SUCCEED("fewer than two GPUs: no other device to pass");
+    return;
+  }
+  const int other = (current + 1) % devices;
+  float* p = nullptr;
+  CUDA_REQUIRE(cudaSetDevice(other));
+  CUDA_REQUIRE(cudaMalloc(&p, 1024 * sizeof(float)));
+  CUDA_REQUIRE(cudaSetDevice(current));
+  const std::string named = "on CUDA device " + std::to_string(other);
+  int st = tutti_allreduce(TUTTI_IN_PLACE, p, 1024, TUTTI_FLOAT32, TUTTI_SUM, world());
+  CHECK(st == TUTTI_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(tutti_last_error()).find(named) != std::string::npos);
+  st = tutti_bcast(p, 1024, TUTTI_FLOAT32, 0, world());
+  CHECK(st == TUTTI_ERR_INVALID_ARGUMENT);
+  st = tutti_send(p, 1024, TUTTI_FLOAT32, (world_rank() + 1) % world_size(), 9, world());
+  CHECK(st == TUTTI_ERR_INVALID_ARGUMENT);
+  CHECK(std::string(tutti_last_error()).find(named) != std::string::npos);
+  // The communicator is still usable.
+  CHECK(all_ranks(tutti_barrier(world()) == TUTTI_SUCCESS));
+  CUDA_REQUIRE(cudaSetDevice(other));
+  cudaFree(p);
+  CUDA_REQUIRE(cudaSetDevice(current));
 }
 
 }  // namespace
