@@ -32,7 +32,7 @@ bool use_ring_across_nodes(int nodes, size_t bytes) {
 void append_allreduce_across_nodes(ScheduleBuilder& b, BufRef data, size_t count) {
   const size_t es = b.elem_size();
   if (use_ring_across_nodes(b.nranks(), count * es)) {
-    const BlockPartition parts{count, b.nranks()};
+    const BlockPartition parts = aligned_blocks(count, b.nranks(), es);
     append_ring_reduce_scatter_inplace(b, parts, data);
     b.finalize(data + parts.offset(b.rank()) * es, parts.size(b.rank()) * es);
     append_ring_allgather(b, parts, data);

@@ -60,7 +60,7 @@ void build(ScheduleBuilder& b) {
     }
   }
 
-  const BlockPartition slices{a.count, lanes};
+  const BlockPartition slices = aligned_blocks(a.count, lanes, b.elem_size());
   const std::vector<int> lane_ranks = g.first_local_ranks(lanes);  // of this node
   {
     auto lanes_of_node = b.within(lane_ranks);

@@ -53,7 +53,7 @@ void build(ScheduleBuilder& b) {
   auto slot_of = [&](int parity, int rank) { return node_slot(b, parity, rank, slot); };
   for (size_t off = 0; off < n; off += slot) {
     const size_t c = std::min(slot, n - off);
-    const BlockPartition slices{c / es, lanes};
+    const BlockPartition slices = aligned_blocks(c / es, lanes, es);
     const size_t mine = is_lane ? slices.offset(local) * es : 0;
     const size_t mine_bytes = is_lane ? slices.size(local) * es : 0;
     if (node_ranks == 1) {  // alone on the node: nothing to share

@@ -32,7 +32,7 @@ void build(ScheduleBuilder& b) {
   const PowerOfTwoFold fold{b.rank(), b.nranks()};
   if (append_allreduce_outside_fold(b, fold, n)) return;
   const int partner = fold.fold_partner();
-  const ParticipantBlocks blocks = even_participant_blocks(a.count, fold.pof2());
+  const ParticipantBlocks blocks = even_participant_blocks(a.count, fold.pof2(), b.elem_size());
   // In place, the folded vector cannot land in the output (it is the input).
   const bool fold_lands_in_scratch = partner >= 0 && a.in_place;
   const BufRef landing = b.scratch(

@@ -17,7 +17,7 @@ namespace {
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
   const size_t es = b.elem_size();
-  const BlockPartition blocks{a.count, b.nranks()};
+  const BlockPartition blocks = aligned_blocks(a.count, b.nranks(), es);
   b.copy(output(), input(), a.count * es);
   append_ring_reduce_scatter_inplace(b, blocks, output());
   b.finalize(output(blocks.offset(b.rank()) * es), blocks.size(b.rank()) * es);

@@ -25,7 +25,7 @@ void build(ScheduleBuilder& b) {
   if (p == 1) return;
   const size_t es = b.elem_size();
   const BinomialTree tree{b.rank(), p, a.root};
-  const BlockPartition blocks{a.count, p};
+  const BlockPartition blocks = aligned_blocks(a.count, p, es);
   auto block_at = [&](int v) { return output(blocks.offset(v) * es); };
   append_binomial_scatter(b, tree, blocks, block_at, /*cut=*/0);
 

@@ -4,30 +4,44 @@
 // exhaustively in tests/unit/test_patterns.cpp.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <vector>
 
 namespace tutti::algos {
 
-// Splits `count` elements into `parts` contiguous blocks whose sizes differ
-// by at most one (the first count % parts blocks are one larger).
+// Splits `count` elements into `parts` contiguous blocks of whole
+// `granule`s whose sizes differ by at most one granule (the first blocks
+// are the larger), the last block also taking the count % granule elements
+// left over. With granule 1: sizes differ by at most one element.
 struct BlockPartition {
   size_t count;
   int parts;
-  size_t size(int i) const {
-    const size_t base = count / static_cast<size_t>(parts);
-    return base + (static_cast<size_t>(i) < count % static_cast<size_t>(parts) ? 1 : 0);
-  }
+  size_t granule = 1;
   size_t offset(int i) const {
-    const size_t base = count / static_cast<size_t>(parts);
-    const size_t extra = count % static_cast<size_t>(parts);
-    const size_t ui = static_cast<size_t>(i);
-    return ui * base + (ui < extra ? ui : extra);
+    if (i >= parts) return count;
+    const size_t units = count / granule, ui = static_cast<size_t>(i);
+    const size_t base = units / static_cast<size_t>(parts), extra = units % static_cast<size_t>(parts);
+    return (ui * base + (ui < extra ? ui : extra)) * granule;
   }
+  size_t size(int i) const { return offset(i + 1) - offset(i); }
+  // The largest block: the first, or the last with the leftover elements.
+  size_t largest() const { return parts > 0 ? std::max(size(0), size(parts - 1)) : 0; }
   // Elements of blocks [first, first + n).
   size_t span_size(int first, int n) const { return offset(first + n) - offset(first); }
 };
+
+// Blocks of a vector of `elem_size`-byte elements that start 16 bytes
+// apart (whole 16-byte packs where the element size divides 16), so that
+// every block of a 16-byte-aligned buffer is 16-byte aligned too: device
+// reductions then take their vector path (lib/cuda/elementwise.hpp), and
+// the host's vector loops their aligned one.
+inline constexpr size_t kBlockAlignBytes = 16;
+inline BlockPartition aligned_blocks(size_t count, int parts, size_t elem_size) {
+  const bool divides = elem_size > 0 && elem_size <= kBlockAlignBytes && kBlockAlignBytes % elem_size == 0;
+  return BlockPartition{count, parts, divides ? kBlockAlignBytes / elem_size : 1};
+}
 
 inline int mod(int a, int n) { return ((a % n) + n) % n; }
 

@@ -6,8 +6,8 @@
 
 namespace tutti::algos {
 
-ParticipantBlocks even_participant_blocks(size_t count, int parts) {
-  const BlockPartition partition{count, parts};
+ParticipantBlocks even_participant_blocks(size_t count, int parts, size_t elem_size) {
+  const BlockPartition partition = aligned_blocks(count, parts, elem_size);
   ParticipantBlocks out;
   out.bounds.reserve(static_cast<size_t>(parts) + 1);
   for (int i = 0; i <= parts; ++i) out.bounds.push_back(partition.offset(i));

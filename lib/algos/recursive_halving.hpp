@@ -30,8 +30,9 @@ struct ParticipantBlocks {
   size_t span_size(int first, int n) const { return offset(first + n) - offset(first); }
 };
 
-// `count` elements split into `parts` near-equal blocks (BlockPartition).
-ParticipantBlocks even_participant_blocks(size_t count, int parts);
+// `count` elements of `elem_size` bytes split into `parts` near-equal
+// blocks 16 bytes apart (aligned_blocks).
+ParticipantBlocks even_participant_blocks(size_t count, int parts, size_t elem_size);
 
 // For a vector of nranks blocks of `block_count` elements (reduce_scatter):
 // participant i owns the blocks of the ranks it stands for, i.e. its own and,

@@ -47,7 +47,7 @@ void build(ScheduleBuilder& b) {
     if (is_root) b.recv(partner, output(), n, chunk_bytes_of(b));
     return;
   }
-  const ParticipantBlocks blocks = even_participant_blocks(a.count, fold.pof2());
+  const ParticipantBlocks blocks = even_participant_blocks(a.count, fold.pof2(), b.elem_size());
   const BufRef work = is_root ? output() : b.scratch(n);
   // In place, the root's folded vector cannot land in its output (the input).
   const bool fold_lands_in_scratch = partner >= 0 && is_root && a.in_place;

@@ -6,7 +6,7 @@ namespace tutti::algos {
 namespace {
 
 size_t max_block_bytes(const BlockPartition& blocks, size_t esize) {
-  return blocks.size(0) * esize;  // the first blocks are the largest
+  return blocks.largest() * esize;
 }
 
 }  // namespace

@@ -106,9 +106,9 @@ bool CallOp::try_start() {
       return true;
     }
   }
-  errors_before_ = noted_errors();
   device_work_ = spec_.run_mem == MemoryType::Cuda;
   try {
+    ErrorScope scope(errors_);
     const void* in = spec_.in;
     void* out = spec_.out;
     stage_in(in, out);
@@ -129,7 +129,7 @@ void CallOp::begin_tail() {
     if (e != cudaSuccess) finish_with(status_of(e), describe(e, "copying the result back"));
     if (copy_back_->dst_mem == MemoryType::Cuda) device_work_ = true;
   }
-  if (noted_errors() != errors_before_) finish_with(TUTTI_ERR_INTERNAL, last_noted_error());
+  if (errors_.count != 0) finish_with(TUTTI_ERR_INTERNAL, errors_.last);
   phase_ = Phase::Done;
   if (!device_work_) return;
   try {
@@ -148,6 +148,13 @@ void CallOp::begin_tail() {
   phase_ = Phase::Tail;
 }
 
+// The inner operation runs this call's local steps (kernels, copies) as it
+// progresses: errors noted meanwhile are this call's.
+bool CallOp::poll_inner() {
+  ErrorScope scope(errors_);
+  return inner_->poll();
+}
+
 bool CallOp::advance() {
   switch (phase_) {
     case Phase::Waiting:
@@ -156,7 +163,7 @@ bool CallOp::advance() {
       if (phase_ == Phase::Tail) break;
       [[fallthrough]];
     case Phase::Running:
-      if (!inner_->poll()) return false;
+      if (!poll_inner()) return false;
       if (inner_->status() != TUTTI_SUCCESS) finish_with(inner_->status(), inner_->error());
       begin_tail();
       if (phase_ == Phase::Done) return true;

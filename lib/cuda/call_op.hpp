@@ -75,6 +75,7 @@ class CallOp final : public Operation {
  private:
   enum class Phase { Waiting, Running, Tail, Done };
   bool try_start();
+  bool poll_inner();
   void stage_in(const void*& in, void*& out);
   void begin_tail();
 
@@ -88,7 +89,7 @@ class CallOp final : public Operation {
   std::optional<Event> input_ready_;  // recorded on the user's stream
   std::optional<Event> tail_;         // recorded on tutti's stream
   std::shared_ptr<Operation> inner_;
-  uint64_t errors_before_ = 0;
+  NotedErrors errors_;  // of this call's device work (runtime.hpp)
   // Staging: temporaries, and the copies back to the user's buffers.
   ScratchLease temp_in_, temp_out_;
   struct CopyBack {

@@ -36,8 +36,17 @@ int launch(const ElementwiseArgs& args, const Op& op, cudaStream_t stream, unsig
   if (args.plan.n == 0) return cudaSuccess;
   const unsigned max_blocks = (sm_count ? sm_count : 1) * blocks_per_sm<T, Op>();
   const unsigned blocks = grid_blocks(args.plan, kThreadsPerBlock, max_blocks);
-  elementwise_kernel<T, Op><<<blocks, kThreadsPerBlock, 0, stream>>>(args, op);
-  return cudaGetLastError();
+  // cudaLaunchKernel returns the launch's own error. A <<<>>> launch
+  // checked with cudaGetLastError would instead report (and clear) an
+  // error the application left pending from its own earlier work: tutti
+  // would fail for it, and the application would never see it.
+  ElementwiseArgs a = args;
+  Op o = op;
+  void* params[] = {&a, &o};
+  const cudaError_t e = cudaLaunchKernel(reinterpret_cast<const void*>(&elementwise_kernel<T, Op>),
+                                         dim3(blocks), dim3(kThreadsPerBlock), params, 0, stream);
+  if (e != cudaSuccess) cudaGetLastError();  // tutti's own error: clear it
+  return e;
 }
 
 template <typename T, template <typename> class F>

@@ -37,7 +37,8 @@ DeviceState& state_locked(Registry& r, int device) {
   return r.devices[static_cast<size_t>(device)];
 }
 
-std::atomic<uint64_t> g_noted_errors{0};
+std::atomic<uint64_t> g_noted_errors{0};  // noted outside any ErrorScope
+thread_local NotedErrors* t_error_sink = nullptr;
 
 }  // namespace
 
@@ -193,21 +194,20 @@ cudaError_t copy(void* dst, const void* src, size_t bytes, bool wait) {
   return e;
 }
 
+ErrorScope::ErrorScope(NotedErrors& sink) : previous_(t_error_sink) { t_error_sink = &sink; }
+ErrorScope::~ErrorScope() { t_error_sink = previous_; }
+
 void note_error(cudaError_t e, std::string_view what) {
-  cudaGetLastError();
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  r.last_error = describe(e, what);
-  g_noted_errors.fetch_add(1, std::memory_order_release);
+  cudaGetLastError();  // the failed call's own error: clear it
+  if (NotedErrors* sink = t_error_sink) {
+    ++sink->count;
+    sink->last = describe(e, what);
+    return;
+  }
+  g_noted_errors.fetch_add(1, std::memory_order_relaxed);
 }
 
-uint64_t noted_errors() { return g_noted_errors.load(std::memory_order_acquire); }
-
-std::string last_noted_error() {
-  Registry& r = registry();
-  std::lock_guard lock(r.mutex);
-  return r.last_error;
-}
+uint64_t noted_errors() { return g_noted_errors.load(std::memory_order_relaxed); }
 
 std::string runtime_report() {
   std::string out;

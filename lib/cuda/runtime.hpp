@@ -109,11 +109,28 @@ void pinned_free(void* p);
 [[nodiscard]] cudaError_t copy(void* dst, const void* src, size_t bytes, bool wait);
 
 // Errors of device work that could not return a status where it was
-// enqueued (the engine's local steps return nothing): counted here and
-// picked up by the operation that is waiting for that work.
+// enqueued (the engine's local steps return nothing): noted, and reported
+// by the call whose work it was. A call (CallOp) holds an ErrorScope while
+// it starts and progresses its operation, so what is noted meanwhile on
+// that thread is its own: an error in one call's kernels never fails
+// another call running beside it. Outside any scope an error is counted for
+// the process (noted_errors(): nothing reports it to a call).
+struct NotedErrors {
+  uint64_t count = 0;
+  std::string last;  // describe() of the latest
+};
+class ErrorScope {
+ public:
+  explicit ErrorScope(NotedErrors& sink);
+  ~ErrorScope();
+  ErrorScope(const ErrorScope&) = delete;
+  ErrorScope& operator=(const ErrorScope&) = delete;
+
+ private:
+  NotedErrors* previous_;
+};
 void note_error(cudaError_t e, std::string_view what);
 uint64_t noted_errors();
-std::string last_noted_error();
 
 // Runtime and driver versions and every device, for tutti-info.
 std::string runtime_report();

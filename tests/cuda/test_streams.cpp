@@ -86,6 +86,35 @@ TEST_CASE("a blocking call on a stream waits for the stream's earlier work", "[s
   CHECK(all_ranks(f.result_is_rank_sum()));
 }
 
+// The rule CUDA.md gives for host reads in the stream-ordered style:
+// tutti_wait says the call is complete (its device work is ordered before
+// later work on the stream), not that that work has finished; a host read
+// needs cudaStreamSynchronize(stream) first, and that suffices: the read
+// here goes through a third stream, ordered by nothing but that
+// synchronisation.
+TEST_CASE("after tutti_wait, synchronising the stream makes the result readable", "[streams]") {
+  StreamFixture f;
+  f.enqueue_late_input();
+  tutti_request_t req = nullptr;
+  int st = tutti_iallreduce(TUTTI_IN_PLACE, f.device, f.n, TUTTI_FLOAT32, TUTTI_SUM, world(), &req);
+  if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
+  INFO(tutti_last_error());
+  CHECK(all_ranks(st == TUTTI_SUCCESS));
+  REQUIRE(cudaStreamSynchronize(f.stream) == cudaSuccess);
+  cudaStream_t reader = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&reader, cudaStreamNonBlocking) == cudaSuccess);
+  for (size_t i = 0; i < f.n; ++i) f.pinned[i] = -1;
+  REQUIRE(cudaMemcpyAsync(f.pinned, f.device, f.n * sizeof(float), cudaMemcpyDeviceToHost, reader) ==
+          cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(reader) == cudaSuccess);
+  cudaStreamDestroy(reader);
+  const int p = world_size();
+  const float want = static_cast<float>(p * (p + 1) / 2);
+  bool ok = true;
+  for (size_t i = 0; i < f.n; ++i) ok = ok && f.pinned[i] == want;
+  CHECK(all_ranks(ok));
+}
+
 TEST_CASE("calls start in call order behind a call waiting for its stream", "[streams]") {
   StreamFixture f;
   f.enqueue_late_input();

@@ -70,6 +70,36 @@ TEST_CASE("powers of two and logarithms", "[patterns]") {
   CHECK(ceil_log2(1 << 30) == 30);
 }
 
+TEST_CASE("aligned blocks start 16 bytes apart and still cover the vector", "[patterns]") {
+  CHECK(aligned_blocks(100, 3, 4).granule == 4);
+  CHECK(aligned_blocks(100, 3, 1).granule == 16);
+  CHECK(aligned_blocks(100, 3, 8).granule == 2);
+  CHECK(aligned_blocks(100, 3, 3).granule == 1);  // 3 does not divide 16
+  for (size_t es : {size_t{1}, size_t{2}, size_t{4}, size_t{8}})
+    for (int p = 1; p <= kMaxRanks; ++p)
+      for (size_t count : {size_t{0}, size_t{1}, size_t{15}, size_t{17}, size_t{97}, size_t{1031},
+                           size_t{4099}, size_t{1000003}}) {
+        const BlockPartition blocks = aligned_blocks(count, p, es);
+        const size_t g = blocks.granule;
+        INFO("count=" << count << " parts=" << p << " elem_size=" << es);
+        size_t sum = 0, smallest = count, largest = 0;
+        for (int i = 0; i < p; ++i) {
+          REQUIRE(blocks.offset(i) == sum);
+          REQUIRE(blocks.offset(i) * es % kBlockAlignBytes == 0);
+          const size_t s = blocks.size(i);
+          sum += s;
+          // Whole granules, but for the leftover in the last block.
+          if (i + 1 < p) REQUIRE(s % g == 0);
+          smallest = std::min(smallest, s);
+          largest = std::max(largest, s);
+        }
+        REQUIRE(sum == count);
+        REQUIRE(blocks.offset(p) == count);
+        REQUIRE(largest - smallest <= g + count % g);
+        REQUIRE(blocks.largest() == largest);
+      }
+}
+
 TEST_CASE("BlockPartition covers the vector with near-equal contiguous blocks", "[patterns]") {
   for (int p = 1; p <= kMaxRanks; ++p) {
     const size_t up = static_cast<size_t>(p);
