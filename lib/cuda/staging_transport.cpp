@@ -45,7 +45,34 @@ struct StagingTransport::Staged {
   Completion inner;            // the inner transport's
   PinnedPool::Lease pinned;
   std::optional<Event> event;  // the copy in flight
+  uint64_t event_seq = 0;      // when it was recorded (StagingTransport::events_recorded_)
   bool cancel_requested = false;
+};
+
+// Events on one stream complete in the order they were recorded: once one
+// is found not ready, those recorded after it on its stream are not either,
+// and one progress pass does not query them (a query costs a driver call;
+// a large staged message has one event per chunk in flight).
+struct StagingTransport::EventScan {
+  std::vector<std::pair<cudaStream_t, uint64_t>> first_not_ready;  // per stream
+  bool known_not_ready(const Staged& s) const {
+    for (const auto& [stream, seq] : first_not_ready)
+      if (stream == s.stream && seq < s.event_seq) return true;
+    return false;
+  }
+  // Queries s's event, unless an earlier one on its stream is not ready.
+  cudaError_t query(const Staged& s) {
+    if (known_not_ready(s)) return cudaErrorNotReady;
+    const cudaError_t q = s.event->query();
+    if (q != cudaErrorNotReady) return q;
+    for (auto& [stream, seq] : first_not_ready)
+      if (stream == s.stream) {
+        seq = std::min(seq, s.event_seq);
+        return q;
+      }
+    first_not_ready.emplace_back(s.stream, s.event_seq);
+    return q;
+  }
 };
 
 namespace {
@@ -157,6 +184,7 @@ Status StagingTransport::send(int peer, Tag tag, const void* buf, size_t bytes, 
   cudaError_t e = cudaMemcpyAsync(s->pinned.data(), buf, bytes, cudaMemcpyDeviceToHost, s->stream);
   if (e == cudaSuccess) {
     e = s->event->record(s->stream);
+    s->event_seq = ++events_recorded_;
     // The copy may be running: the pinned buffer is not ours to give back yet.
     if (e != cudaSuccess) (void)cudaStreamSynchronize(s->stream);
   }
@@ -206,13 +234,14 @@ Status StagingTransport::recv(int peer, Tag tag, void* buf, size_t bytes, Memory
   return TUTTI_SUCCESS;
 }
 
-int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& blocked) {
+int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& blocked,
+                              EventScan& events) {
   using State = Staged::State;
   const std::pair<int, Tag> key{s.peer, s.tag};
   switch (s.state) {
     case State::CopyOut: {
       if (s.event) {
-        const cudaError_t q = s.event->query();
+        const cudaError_t q = events.query(s);
         if (q == cudaErrorNotReady) {
           blocked.push_back(key);
           return 0;
@@ -265,6 +294,7 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
         }
         e = cudaMemcpyAsync(s.device, s.pinned.data(), n, cudaMemcpyHostToDevice, s.stream);
         if (e == cudaSuccess) e = s.event->record(s.stream);
+        s.event_seq = ++events_recorded_;
       }
       if (e != cudaSuccess) {
         cudaGetLastError();
@@ -276,7 +306,7 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
       [[fallthrough]];
     }
     case State::CopyIn: {
-      const cudaError_t q = s.event->query();
+      const cudaError_t q = events.query(s);
       if (q == cudaErrorNotReady) return 0;
       if (q != cudaSuccess) {
         cudaGetLastError();
@@ -298,7 +328,8 @@ int StagingTransport::progress() {
   int events = inner_->progress();
   if (staged_.empty()) return events;
   std::vector<std::pair<int, Tag>> blocked;  // (peer, tag) of sends still waiting, in order
-  for (auto& s : staged_) events += advance(*s, blocked);
+  EventScan scan;
+  for (auto& s : staged_) events += advance(*s, blocked, scan);
   std::erase_if(staged_, [](const auto& s) { return s->state == Staged::State::Done; });
   return events;
 }

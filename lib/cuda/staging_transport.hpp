@@ -67,7 +67,8 @@ class StagingTransport final : public Transport {
 
  private:
   struct Staged;
-  int advance(Staged& s, std::vector<std::pair<int, Tag>>& blocked);
+  struct EventScan;
+  int advance(Staged& s, std::vector<std::pair<int, Tag>>& blocked, EventScan& events);
   static void answer(Staged& s, Status status, std::string error, size_t bytes);
 
   std::unique_ptr<Transport> inner_;  // declared first: destroyed last
@@ -75,6 +76,7 @@ class StagingTransport final : public Transport {
   PinnedPool pinned_;  // see pinned_pool.hpp
   // In posting order: sends to one (peer, tag) are handed on in this order.
   std::vector<std::unique_ptr<Staged>> staged_;
+  uint64_t events_recorded_ = 0;  // numbers the copies' events in recording order
 };
 
 }  // namespace tutti::cuda
