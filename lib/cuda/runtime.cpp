@@ -22,7 +22,6 @@ struct DeviceState {
 struct Registry {
   std::mutex mutex;
   std::deque<DeviceState> devices;  // deque: references stay valid as it grows
-  std::string last_error;
 };
 
 Registry& registry() {
