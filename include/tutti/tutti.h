@@ -115,9 +115,21 @@ int tutti_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t 
 int tutti_barrier(tutti_comm_t comm);
 
 /* ---- point-to-point (tag >= 0) ------------------------------------------ */
+/* A receive matches a send of the same tag from `peer` whose size is exactly
+ * count elements (another size: TUTTI_ERR_MISMATCH); messages between one
+ * pair with one tag arrive in the order sent. A receive's peer may be
+ * TUTTI_ANY_SOURCE: it then matches such a message from any rank (itself
+ * included), the earliest posted receive first, like MPI_ANY_SOURCE. */
+#define TUTTI_ANY_SOURCE (-1)
 int tutti_send(const void *buf, size_t count, tutti_datatype_t dt, int peer, int tag,
                tutti_comm_t comm);
 int tutti_recv(void *buf, size_t count, tutti_datatype_t dt, int peer, int tag, tutti_comm_t comm);
+/* Like tutti_recv / tutti_irecv, and *source (if source is not NULL) is set
+ * to the rank the message came from once the receive has succeeded (for
+ * tutti_irecv_from: when tutti_wait or tutti_test completes the request, so
+ * *source must stay valid until then). */
+int tutti_recv_from(void *buf, size_t count, tutti_datatype_t dt, int peer, int tag,
+                    tutti_comm_t comm, int *source);
 
 /* ---- non-blocking: same arguments plus a request ------------------------ */
 int tutti_iallreduce(const void *sendbuf, void *recvbuf, size_t count, tutti_datatype_t dt,
@@ -145,11 +157,16 @@ int tutti_isend(const void *buf, size_t count, tutti_datatype_t dt, int peer, in
                 tutti_comm_t comm, tutti_request_t *req);
 int tutti_irecv(void *buf, size_t count, tutti_datatype_t dt, int peer, int tag, tutti_comm_t comm,
                 tutti_request_t *req);
+int tutti_irecv_from(void *buf, size_t count, tutti_datatype_t dt, int peer, int tag,
+                     tutti_comm_t comm, int *source, tutti_request_t *req);
 
 int tutti_wait(tutti_request_t *req);            /* completes and frees; sets *req = NULL */
 int tutti_test(tutti_request_t *req, int *done); /* frees and sets *req = NULL once done */
 /* Like tutti_wait with its own limit (seconds; 0 = forever) instead of TUTTI_TIMEOUT.
- * On TUTTI_ERR_TIMEOUT the request is cancelled and freed (*req = NULL). */
+ * On TUTTI_ERR_TIMEOUT the request is cancelled and freed (*req = NULL). A
+ * receive that timed out is withdrawn and the communicator stays usable (a
+ * later receive takes the message it waited for); any other call that timed
+ * out leaves the communicator failed (later calls: TUTTI_ERR_TRANSPORT). */
 int tutti_wait_timeout(tutti_request_t *req, double seconds);
 
 /* ---- grouped calls (NCCL's model) ---------------------------------------- */

@@ -410,14 +410,18 @@ int barrier(tutti_comm_t comm, tutti_request_t* req, const char* fn) {
 }
 
 int point_to_point(bool is_send, const void* buf, size_t count, tutti_datatype_t dt, int peer,
-                   int tag, tutti_comm_t comm, tutti_request_t* req, const char* fn) {
+                   int tag, tutti_comm_t comm, tutti_request_t* req, const char* fn,
+                   int* source = nullptr) {
   return guarded([&] {
     Comm& c = comm_of(comm, fn);
     check_datatype(dt, fn);
     check_count(count, "count", Datatype(dt), 1, fn);
     check_buffer(buf, count, "buf", fn);
-    if (peer < 0 || peer >= c.size())
-      invalid(str(fn, ": peer=", peer, " is out of range (communicator of ", c.size(), " ranks)"));
+    static_assert(TUTTI_ANY_SOURCE == kAnySource);
+    const bool any_source = !is_send && peer == TUTTI_ANY_SOURCE;
+    if (!any_source && (peer < 0 || peer >= c.size()))
+      invalid(str(fn, ": peer=", peer, " is out of range (communicator of ", c.size(), " ranks",
+                  is_send ? "" : "; TUTTI_ANY_SOURCE receives from any rank", ")"));
     if (tag < 0) invalid(str(fn, ": tag=", tag, " is negative"));
     const MemoryType mem = count > 0 ? memory_type_of(buf) : MemoryType::Host;
     if (mem == MemoryType::Cuda) check_current_device(buf, "buf", fn);
@@ -426,12 +430,12 @@ int point_to_point(bool is_send, const void* buf, size_t count, tutti_datatype_t
       group::record(comm,
                     GroupedCall{.kind = is_send ? GroupedCall::Kind::Send : GroupedCall::Kind::Receive,
                                 .buf = const_cast<void*>(buf), .bytes = bytes, .peer = peer,
-                                .tag = tag, .mem = mem},
+                                .tag = tag, .mem = mem, .source = source},
                     req);
       return TUTTI_SUCCESS;
     }
     std::shared_ptr<Operation> op = c.start_point_to_point(
-        is_send, const_cast<void*>(buf), bytes, peer, tag, mem);
+        is_send, const_cast<void*>(buf), bytes, peer, tag, mem, source);
     if (req) {
       *req = open_request(comm, std::move(op));
       return TUTTI_SUCCESS;
@@ -642,6 +646,15 @@ int tutti_irecv(void* buf, size_t n, tutti_datatype_t dt, int peer, int tag, tut
                 tutti_request_t* req) {
   if (!req) return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, "tutti_irecv: req is NULL");
   return point_to_point(false, buf, n, dt, peer, tag, comm, req, "tutti_irecv");
+}
+int tutti_recv_from(void* buf, size_t n, tutti_datatype_t dt, int peer, int tag, tutti_comm_t comm,
+                    int* source) {
+  return point_to_point(false, buf, n, dt, peer, tag, comm, nullptr, "tutti_recv_from", source);
+}
+int tutti_irecv_from(void* buf, size_t n, tutti_datatype_t dt, int peer, int tag,
+                     tutti_comm_t comm, int* source, tutti_request_t* req) {
+  if (!req) return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, "tutti_irecv_from: req is NULL");
+  return point_to_point(false, buf, n, dt, peer, tag, comm, req, "tutti_irecv_from", source);
 }
 
 int tutti_group_start(void) {

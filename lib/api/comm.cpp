@@ -581,14 +581,15 @@ Status Comm::run_direct(const CollArgs& args, const Plan& plan, const OpLabel& l
 }
 
 std::shared_ptr<Operation> Comm::start_point_to_point(bool is_send, void* buf, size_t bytes,
-                                                      int peer, int tag, MemoryType mem) {
+                                                      int peer, int tag, MemoryType mem,
+                                                      int* source) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
   const OpLabel label{is_send ? "send" : "receive", {}, 0, peer, tag};
-  auto start = [this, is_send, bytes, peer, tag, label, mem](const void*,
-                                                              void* b) -> std::shared_ptr<Operation> {
+  auto start = [this, is_send, bytes, peer, tag, label, mem,
+                source](const void*, void* b) -> std::shared_ptr<Operation> {
     auto p2p = std::make_shared<PointToPointOp>(label, *transport_, peer);
     const Status st = is_send ? p2p->post_send(user_tag(tag), b, bytes, mem)
-                              : p2p->post_recv(user_tag(tag), b, bytes, mem);
+                              : p2p->post_recv(user_tag(tag), b, bytes, mem, source);
     if (st != TUTTI_SUCCESS) fail(st, last_error());
     return p2p;
   };
@@ -668,9 +669,11 @@ Status Comm::wait(Operation& op, double timeout_s) {
     if (!patience.after_poll(events > 0)) {
       const std::string message = timeout_message(op.description(), op.waiting_for(), timeout_s);
       op.cancel(TUTTI_ERR_TIMEOUT, message);
-      mark_failed(message);
       // Let the transport release the buffers before returning them.
       for (int spins = 0; !op.finished() && spins < 1000000; ++spins) progress();
+      // A receive taken back leaves no peer behind (its sender, if any, is
+      // still free to be matched by a later receive); anything else does.
+      if (!(op.withdrawable() && op.finished())) mark_failed(message);
       if (recorder_) {
         // A send that cannot be taken back (one waiting for a connection
         // to the missing rank) keeps the operation in flight: it failed all

@@ -76,9 +76,11 @@ class Comm {
   // start_collective. Returns its status; throws Error if it cannot start.
   Status run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
                       MemoryType out_mem);
-  // Starts a user send or receive.
+  // Starts a user send or receive. A receive's peer may be kAnySource;
+  // `source` (if not null) gets the sender's rank once it succeeded.
   std::shared_ptr<Operation> start_point_to_point(bool is_send, void* buf, size_t bytes,
-                                                  int peer, int tag, MemoryType mem);
+                                                  int peer, int tag, MemoryType mem,
+                                                  int* source = nullptr);
   // Starts the calls of a group (tutti_group_end) in their order: one
   // operation per call, shared by the allreduces fused into one
   // (api/comm_group.cpp). A call that cannot start gets an operation that

@@ -104,7 +104,7 @@ std::shared_ptr<Operation> Comm::start_grouped(GroupedCall& call) {
     case GroupedCall::Kind::Send:
     case GroupedCall::Kind::Receive:
       return start_point_to_point(call.kind == GroupedCall::Kind::Send, call.buf, call.bytes,
-                                  call.peer, call.tag, call.mem);
+                                  call.peer, call.tag, call.mem, call.source);
     case GroupedCall::Kind::EmptyCollective: {
       note_empty_call();
       std::shared_ptr<Operation> op = start_empty_collective(call.args);

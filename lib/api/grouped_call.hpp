@@ -27,6 +27,7 @@ struct GroupedCall {
   size_t bytes = 0;
   int peer = -1, tag = -1;
   MemoryType mem = MemoryType::Host;
+  int* source = nullptr;  // a receive: where to report the sender's rank
 
   // Points args' alltoallv spans at `vcounts`; Comm::start_grouped does it
   // just before the call starts, whatever copies or moves came before.

@@ -140,6 +140,7 @@ void StagingTransport::answer(Staged& s, Status status, std::string error, size_
   c->status = status;
   c->error = std::move(error);
   c->bytes = bytes;
+  c->source = s.is_send ? -1 : s.inner.source;
   c->handle = nullptr;
   c->done = true;
 }

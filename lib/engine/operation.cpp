@@ -3,7 +3,10 @@
 namespace tutti {
 
 std::string OpLabel::to_string() const {
-  if (peer >= 0) return str(kind, kind == "send" ? " to rank " : " from rank ", peer, " tag ", tag);
+  if (kind == "send") return str("send to rank ", peer, " tag ", tag);
+  if (kind == "receive")
+    return peer == kAnySource ? str("receive from any rank tag ", tag)
+                              : str("receive from rank ", peer, " tag ", tag);
   return str(kind, " #", seq, " (", algorithm, ")");
 }
 
@@ -42,22 +45,29 @@ Status PointToPointOp::post_send(Tag tag, const void* buf, size_t bytes, MemoryT
   return transport_.send(peer_, tag, buf, bytes, mem, &completion_);
 }
 
-Status PointToPointOp::post_recv(Tag tag, void* buf, size_t bytes, MemoryType mem) {
+Status PointToPointOp::post_recv(Tag tag, void* buf, size_t bytes, MemoryType mem,
+                                 int* source) {
   is_recv_ = true;
   expected_bytes_ = bytes;
+  source_ = source;
   return transport_.recv(peer_, tag, buf, bytes, mem, &completion_);
 }
 
 bool PointToPointOp::advance() {
   if (!completion_.done) return false;
+  // The rank the message came from (a receive from any source learns it here).
+  const int from = completion_.source >= 0 ? completion_.source : peer_;
+  const std::string who = is_recv_ ? (from == kAnySource ? std::string("receive from any rank")
+                                                         : str("receive from rank ", from))
+                                   : str("send to rank ", peer_);
   if (completion_.status != TUTTI_SUCCESS)
-    finish_with(completion_.status, completion_.error.empty()
-                                        ? str(is_recv_ ? "receive from" : "send to", " rank ",
-                                              peer_, " failed")
-                                        : completion_.error);
+    finish_with(completion_.status,
+                completion_.error.empty() ? str(who, " failed") : str(who, ": ", completion_.error));
   else if (is_recv_ && completion_.bytes != expected_bytes_)
-    finish_with(TUTTI_ERR_MISMATCH, str("receive from rank ", peer_, " expected ", expected_bytes_,
+    finish_with(TUTTI_ERR_MISMATCH, str(who, " expected ", expected_bytes_,
                                         " bytes, the message had ", completion_.bytes));
+  else if (source_)
+    *source_ = from;
   return true;
 }
 
@@ -70,7 +80,7 @@ void PointToPointOp::cancel(Status why, const std::string& message) {
 }
 
 std::vector<int> PointToPointOp::waiting_for() const {
-  if (completion_.done) return {};
+  if (completion_.done || peer_ == kAnySource) return {};
   return {peer_};
 }
 

@@ -20,8 +20,8 @@ struct OpLabel {
   std::string_view kind;       // "allreduce", ..., "send", "receive"
   std::string_view algorithm;  // collectives
   uint32_t seq = 0;            // collectives: sequence number on the communicator
-  int peer = -1, tag = -1;     // point-to-point
-  // "allreduce #12 (ring)", "send to rank 3 tag 7"
+  int peer = -1, tag = -1;     // point-to-point (a receive's peer may be kAnySource)
+  // "allreduce #12 (ring)", "send to rank 3 tag 7", "receive from any rank tag 7"
   std::string to_string() const;
 };
 
@@ -38,6 +38,9 @@ class Operation {
   virtual void cancel(Status why, const std::string& message) = 0;
   // Peers this rank still waits for (for timeout messages), if known.
   virtual std::vector<int> waiting_for() const { return {}; }
+  // Whether cancelling it leaves the communicator consistent (a user
+  // receive: no peer has done anything for it that it would miss).
+  virtual bool withdrawable() const { return false; }
   // Whether it needs the transport's progress to finish (a shared-memory
   // schedule does not).
   virtual bool uses_transport() const { return true; }
@@ -93,10 +96,14 @@ class PointToPointOp : public Operation {
   PointToPointOp(const OpLabel& label, Transport& transport, int peer);
   // Posts; a non-success status means nothing was posted.
   [[nodiscard]] Status post_send(Tag tag, const void* buf, size_t bytes, MemoryType mem);
-  [[nodiscard]] Status post_recv(Tag tag, void* buf, size_t bytes, MemoryType mem);
+  // peer may be kAnySource; `source` (if not null) gets the sender's rank
+  // once the receive has succeeded.
+  [[nodiscard]] Status post_recv(Tag tag, void* buf, size_t bytes, MemoryType mem,
+                                 int* source = nullptr);
   bool advance() override;
   void cancel(Status why, const std::string& message) override;
   std::vector<int> waiting_for() const override;
+  bool withdrawable() const override { return is_recv_; }
 
  private:
   Transport& transport_;
@@ -104,6 +111,7 @@ class PointToPointOp : public Operation {
   size_t expected_bytes_ = 0;
   bool is_recv_ = false;
   bool cancelled_ = false;
+  int* source_ = nullptr;
   Completion completion_;
 };
 

@@ -26,8 +26,7 @@ MpiTransport::MpiTransport(MPI_Comm comm) {
 
 MpiTransport::~MpiTransport() {
   for (Pending* p : pending_) {
-    for (MPI_Request& r : p->requests)
-      if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+    free_requests(*p);
     delete p;
   }
   if (coll_comm_ != MPI_COMM_NULL) MPI_Comm_free(&coll_comm_);
@@ -49,32 +48,44 @@ void MpiTransport::map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const {
 
 Status MpiTransport::post(bool is_send, int peer, Tag tag, void* buf, size_t bytes,
                           Completion* c) {
-  if (peer < 0 || peer >= nranks_)
+  const bool any_source = !is_send && peer == kAnySource && is_user_tag(tag);
+  if (!any_source && (peer < 0 || peer >= nranks_))
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
-  MPI_Comm comm;
-  int mpi_tag;
-  map_tag(tag, &comm, &mpi_tag);
-  auto* p = new Pending{c, {}, 0, !is_send};
+  auto* p = new Pending{.completion = c, .is_recv = !is_send,
+                        .peer = any_source ? MPI_ANY_SOURCE : peer,
+                        .buf = static_cast<char*>(buf), .bytes = bytes};
+  map_tag(tag, &p->comm, &p->mpi_tag);
   const size_t pieces = std::max<size_t>(1, (bytes + kMaxPiece - 1) / kMaxPiece);
   p->requests.resize(pieces, MPI_REQUEST_NULL);
-  for (size_t i = 0; i < pieces; ++i) {
-    char* at = static_cast<char*>(buf) + i * kMaxPiece;
-    // A receive posts its full remaining size per piece so that a longer
-    // message than expected is reported as truncated, not silently split.
-    const int n = static_cast<int>(std::min(kMaxPiece, bytes - std::min(bytes, i * kMaxPiece)));
-    const int rc = is_send ? MPI_Isend(at, n, MPI_BYTE, peer, mpi_tag, comm, &p->requests[i])
-                           : MPI_Irecv(at, n, MPI_BYTE, peer, mpi_tag, comm, &p->requests[i]);
-    if (rc != MPI_SUCCESS) {
-      for (MPI_Request& r : p->requests)
-        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
-      delete p;
-      return set_last_error(TUTTI_ERR_TRANSPORT, str(is_send ? "MPI_Isend" : "MPI_Irecv",
-                                                     " failed: ", mpi_error_string(rc)));
-    }
+  const int rc = post_pieces(is_send, *p, any_source ? 1 : pieces);
+  if (rc != MPI_SUCCESS) {
+    free_requests(*p);
+    delete p;
+    return set_last_error(TUTTI_ERR_TRANSPORT, str(is_send ? "MPI_Isend" : "MPI_Irecv",
+                                                   " failed: ", mpi_error_string(rc)));
   }
   c->handle = p;
   pending_.push_back(p);
   return TUTTI_SUCCESS;
+}
+
+int MpiTransport::post_pieces(bool is_send, Pending& p, size_t until) {
+  for (; p.posted < until; ++p.posted) {
+    const size_t i = p.posted;
+    char* at = p.buf + i * kMaxPiece;
+    // A receive posts its full remaining size per piece so that a longer
+    // message than expected is reported as truncated, not silently split.
+    const int n = static_cast<int>(std::min(kMaxPiece, p.bytes - std::min(p.bytes, i * kMaxPiece)));
+    const int rc = is_send ? MPI_Isend(at, n, MPI_BYTE, p.peer, p.mpi_tag, p.comm, &p.requests[i])
+                           : MPI_Irecv(at, n, MPI_BYTE, p.peer, p.mpi_tag, p.comm, &p.requests[i]);
+    if (rc != MPI_SUCCESS) return rc;
+  }
+  return MPI_SUCCESS;
+}
+
+void MpiTransport::free_requests(Pending& p) {
+  for (MPI_Request& r : p.requests)
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
 }
 
 Status MpiTransport::send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType,
@@ -95,6 +106,7 @@ int MpiTransport::progress() {
       if (r == MPI_REQUEST_NULL) continue;
       int done = 0;
       MPI_Status status;
+      status.MPI_SOURCE = MPI_ANY_SOURCE;  // stays so where MPI fills in nothing
       const int rc = MPI_Test(&r, &done, &status);
       if (rc != MPI_SUCCESS) {
         const int err = rc == MPI_ERR_IN_STATUS ? status.MPI_ERROR : rc;
@@ -102,6 +114,7 @@ int MpiTransport::progress() {
             err == MPI_ERR_TRUNCATE ? TUTTI_ERR_MISMATCH : TUTTI_ERR_TRANSPORT;
         p->completion->error = str("MPI message ", p->is_recv ? "receive" : "send",
                                    " failed: ", mpi_error_string(err));
+        if (p->is_recv && status.MPI_SOURCE >= 0) p->completion->source = status.MPI_SOURCE;
         if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
         r = MPI_REQUEST_NULL;
         continue;
@@ -114,6 +127,19 @@ int MpiTransport::progress() {
         int count = 0;
         MPI_Get_count(&status, MPI_BYTE, &count);
         p->received += static_cast<size_t>(count);
+        p->completion->source = status.MPI_SOURCE;
+        if (p->peer == MPI_ANY_SOURCE) {
+          // The first piece of a receive from any source: the rest come
+          // from the same sender.
+          p->peer = status.MPI_SOURCE;
+          const int post_rc = post_pieces(false, *p, p->requests.size());
+          if (post_rc != MPI_SUCCESS) {
+            p->completion->status = TUTTI_ERR_TRANSPORT;
+            p->completion->error = str("MPI_Irecv failed: ", mpi_error_string(post_rc));
+            free_requests(*p);
+            break;
+          }
+        }
       }
     }
     if (!all_done) {

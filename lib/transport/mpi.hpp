@@ -28,14 +28,25 @@ class MpiTransport : public Transport {
 
  private:
   // A message may need several MPI messages (MPI counts are ints); they share
-  // the tag, and MPI's ordering rule keeps them in order.
+  // the tag, and MPI's ordering rule keeps them in order. A receive from any
+  // source posts its first piece only; the rest follow from the rank that
+  // first piece came from, once it is known.
   struct Pending {
     Completion* completion;
     std::vector<MPI_Request> requests;
     size_t received = 0;
     bool is_recv = false;
+    int peer = 0;             // MPI_ANY_SOURCE until the first piece is in
+    char* buf = nullptr;
+    size_t bytes = 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+    int mpi_tag = 0;
+    size_t posted = 0;        // pieces posted so far
   };
   Status post(bool is_send, int peer, Tag tag, void* buf, size_t bytes, Completion* c);
+  // Posts pieces [p.posted, until); MPI's error code (pieces posted stay).
+  int post_pieces(bool is_send, Pending& p, size_t until);
+  static void free_requests(Pending& p);
   void map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const;
 
   MPI_Comm coll_comm_ = MPI_COMM_NULL, p2p_comm_ = MPI_COMM_NULL;

@@ -78,6 +78,9 @@ Status SimTransport::send(int peer, Tag tag, const void* buf, size_t bytes, Memo
 
 Status SimTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType,
                           Completion* c) {
+  // The simulator runs collective schedules, which always name their peers.
+  if (peer == kAnySource)
+    return set_last_error(TUTTI_ERR_UNSUPPORTED, "sim: no receives from any source");
   if (peer < 0 || peer >= net_.nranks())
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("sim: no rank ", peer));
   std::lock_guard<std::mutex> lock(net_.mutex_);

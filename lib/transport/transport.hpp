@@ -31,6 +31,12 @@ inline Tag collective_tag(uint32_t seq, uint32_t index) {
   return (Tag{seq & kTagSeqMask} << kTagIndexBits) | index;
 }
 inline Tag user_tag(int tag) { return kTagUserFlag | static_cast<uint32_t>(tag); }
+inline bool is_user_tag(Tag tag) { return (tag & kTagUserFlag) != 0; }
+
+// A receive's peer that matches a message from any rank (user point-to-point
+// messages only: collective schedules always name their peers). The
+// completion's `source` then says which rank the message came from.
+inline constexpr int kAnySource = -1;
 
 // Filled in by the transport when an operation finishes. Owned by the
 // caller and must stay put until `done` (or until the transport has
@@ -41,17 +47,19 @@ struct Completion {
   std::atomic<bool> done = false;
   Status status = TUTTI_SUCCESS;
   size_t bytes = 0;         // bytes actually received
+  int source = -1;          // a receive: the rank the message came from
   void* handle = nullptr;   // transport-private
   std::string error;        // detail when status != success
   Completion() = default;
   // Copies only idle completions (a vector growing); the atomic is not copyable.
   Completion(const Completion& other)
       : done(other.done.load()), status(other.status), bytes(other.bytes),
-        handle(other.handle), error(other.error) {}
+        source(other.source), handle(other.handle), error(other.error) {}
   Completion& operator=(const Completion& other) {
     done = other.done.load();
     status = other.status;
     bytes = other.bytes;
+    source = other.source;
     handle = other.handle;
     error = other.error;
     return *this;
@@ -60,6 +68,7 @@ struct Completion {
     done = false;
     status = TUTTI_SUCCESS;
     bytes = 0;
+    source = -1;
     handle = nullptr;
     error.clear();
   }
@@ -75,7 +84,9 @@ class Transport {
   // Start a send or receive. A non-success return means nothing was posted
   // (and last_error says why); otherwise `c` completes later (or already has).
   // A receive must match a send of exactly `bytes` bytes; a different size
-  // completes it with TUTTI_ERR_MISMATCH.
+  // completes it with TUTTI_ERR_MISMATCH. A receive of a user tag may name
+  // kAnySource as its peer; a transport that cannot match any source returns
+  // TUTTI_ERR_UNSUPPORTED.
   [[nodiscard]] virtual Status send(int peer, Tag tag, const void* buf, size_t bytes,
                                     MemoryType mem, Completion* c) = 0;
   [[nodiscard]] virtual Status recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem,

@@ -28,6 +28,18 @@ constexpr int kSourceShift = 41;
 constexpr int kSourceBits = 22;
 constexpr ucp_tag_t kAckFlag = ucp_tag_t{1} << 63;
 constexpr ucp_tag_t kFullMask = ~ucp_tag_t{0};
+constexpr ucp_tag_t kSourceMask = ((ucp_tag_t{1} << kSourceBits) - 1) << kSourceShift;
+// User point-to-point messages: whether the sender waits for an
+// acknowledgement travels in the message's tag (a bit the 32-bit user tag
+// leaves free), because the receiver cannot always tell: a receive from any
+// source does not know the sender, and a receive of the wrong size would
+// otherwise disagree with its sender and leave it waiting.
+constexpr ucp_tag_t kUserAckRequest = ucp_tag_t{1} << 39;
+static_assert(kUserAckRequest < kTagUserFlag, "the flag must sit inside tutti's tag bits");
+
+int source_of(ucp_tag_t sender_tag) {
+  return static_cast<int>((sender_tag & kSourceMask) >> kSourceShift);
+}
 
 void check_ucs(ucs_status_t s, const char* what) {
   if (s != UCS_OK) fail(TUTTI_ERR_TRANSPORT, what, " failed: ", ucs_status_string(s));
@@ -42,10 +54,11 @@ Status map_status(ucs_status_t s) {
   }
 }
 
-void complete(Completion* c, ucs_status_t status, size_t bytes) {
+void complete(Completion* c, ucs_status_t status, size_t bytes, int source = -1) {
   c->status = map_status(status);
   if (status != UCS_OK) c->error = str("UCX: ", ucs_status_string(status));
   c->bytes = bytes;
+  c->source = source;
   c->handle = nullptr;
   c->done = true;
 }
@@ -57,7 +70,8 @@ void on_send_done(void* request, ucs_status_t status, void* user_data) {
 
 void on_recv_done(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
                   void* user_data) {
-  complete(static_cast<Completion*>(user_data), status, info ? info->length : 0);
+  complete(static_cast<Completion*>(user_data), status, info ? info->length : 0,
+           info ? source_of(info->sender_tag) : -1);
   ucp_request_free(request);
 }
 
@@ -345,6 +359,7 @@ struct UcxTransport::AckedOp {
   bool finished = false;
   ucs_status_t status = UCS_OK;   // the first failure
   size_t bytes = 0;
+  int source = -1;                // a receive: the sender, once matched
 };
 
 namespace {
@@ -383,9 +398,26 @@ void on_acked_recv_done(void* request, ucs_status_t status, const ucp_tag_recv_i
   auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
   op->message_request = nullptr;
   op->bytes = info ? info->length : 0;
+  if (info) op->source = source_of(info->sender_tag);
   // A truncated message was still delivered: its sender waits for the ack.
   if ((status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED) && !op->cancelled)
     op->transport->ack_later(op);
+  end_part(op, request, status);
+}
+
+// A user receive: the ack goes to whichever rank sent the message, if that
+// sender asked for one (kUserAckRequest).
+void on_user_recv_done(void* request, ucs_status_t status, const ucp_tag_recv_info_t* info,
+                       void* user_data) {
+  auto* op = static_cast<UcxTransport::AckedOp*>(user_data);
+  op->message_request = nullptr;
+  op->bytes = info ? info->length : 0;
+  const bool delivered = info && (status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED);
+  if (delivered) {
+    op->source = source_of(info->sender_tag);
+    op->peer = op->source;
+    if ((info->sender_tag & kUserAckRequest) && !op->cancelled) op->transport->ack_later(op);
+  }
   end_part(op, request, status);
 }
 
@@ -431,7 +463,7 @@ void UcxTransport::settle(AckedOp* op) {
   op->finished = true;
   ++finished_ops_;
   if (op->user) {
-    complete(op->user, op->status, op->bytes);
+    complete(op->user, op->status, op->bytes, op->source);
     op->user = nullptr;
   }
 }
@@ -453,10 +485,12 @@ Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, Memo
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
   ucp_ep_h ep = endpoint(peer);
   if (!ep) return TUTTI_ERR_TRANSPORT;
-  const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(rank_) << kSourceShift);
+  const bool acked = needs_ack(peer, bytes, mem);
+  const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(rank_) << kSourceShift) |
+                            (acked && is_user_tag(tag) ? kUserAckRequest : 0);
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
-  if (!needs_ack(peer, bytes, mem)) {
+  if (!acked) {
     param.cb.send = on_send_done;
     param.user_data = c;
     void* req = ucp_tag_send_nbx(ep, buf, bytes, ucx_tag, &param);
@@ -511,16 +545,25 @@ Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, Memo
 Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem,
                           Completion* c) {
   const std::unique_lock<std::mutex> guard = hold();
-  if (peer < 0 || peer >= nranks_)
+  const bool any_source = peer == kAnySource && is_user_tag(tag);
+  if (!any_source && (peer < 0 || peer >= nranks_))
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
   // Completion always comes through the callback, which reports the length
   // of the message that matched (an immediate completion may not).
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(peer) << kSourceShift);
+  ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(any_source ? 0 : peer) << kSourceShift);
+  ucp_tag_t mask = kFullMask;
   AckedOp* op = nullptr;
-  if (needs_ack(peer, bytes, mem)) {
+  if (is_user_tag(tag)) {
+    // The sender says in the tag whether it waits for an ack; match either.
+    mask &= ~kUserAckRequest;
+    if (any_source) mask &= ~kSourceMask;
+    op = new_acked_op(peer, tag | kAckFlag | (static_cast<ucp_tag_t>(rank_) << kSourceShift), c);
+    param.cb.recv = on_user_recv_done;
+    param.user_data = op;
+  } else if (needs_ack(peer, bytes, mem)) {
     op = new_acked_op(peer, tag | kAckFlag | (static_cast<ucp_tag_t>(rank_) << kSourceShift), c);
     param.cb.recv = on_acked_recv_done;
     param.user_data = op;
@@ -528,15 +571,16 @@ Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType
     param.cb.recv = on_recv_done;
     param.user_data = c;
   }
-  void* req = ucp_tag_recv_nbx(worker_, buf, bytes, ucx_tag, kFullMask, &param);
+  void* req = ucp_tag_recv_nbx(worker_, buf, bytes, ucx_tag, mask, &param);
   if (UCS_PTR_IS_ERR(req)) {
     if (op) {
       op->user = nullptr;
       settle(op);
     }
     const ucs_status_t s = UCS_PTR_STATUS(req);
-    return set_last_error(map_status(s),
-                          str("UCX receive from rank ", peer, ": ", ucs_status_string(s)));
+    return set_last_error(map_status(s), str("UCX receive from ",
+                                             any_source ? "any rank" : str("rank ", peer), ": ",
+                                             ucs_status_string(s)));
   }
   if (op) {
     op->message_request = req;

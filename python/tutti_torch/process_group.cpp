@@ -117,11 +117,19 @@ std::function<tutti_request_t(tutti_comm_t)> blocking(F call) {
 // (wait, isCompleted and exception then report it) and its future.
 class ProcessGroupTutti::WorkTutti : public c10d::Work {
  public:
-  WorkTutti(ProcessGroupTutti* group, std::vector<at::Tensor> outputs)
+  WorkTutti(ProcessGroupTutti* group, std::vector<at::Tensor> outputs,
+            std::shared_ptr<int> source)
       : group_(group),
         outputs_(std::move(outputs)),
+        source_(std::move(source)),
         future_(c10::make_intrusive<at::ivalue::Future>(
             c10::ListType::create(c10::TensorType::get()))) {}
+  // Written by the worker before done(); read after wait() returned.
+  int sourceRank() const override {
+    TORCH_CHECK(source_, "tutti: sourceRank() is only known for a receive from any source");
+    TORCH_CHECK(*source_ >= 0, "tutti: the receive from any source has not completed");
+    return *source_;
+  }
   std::vector<at::Tensor> result() override { return outputs_; }
   // A work not completed is still queued or running, so its group is alive
   // (shutdown runs the queue to its end).
@@ -141,6 +149,7 @@ class ProcessGroupTutti::WorkTutti : public c10d::Work {
  private:
   ProcessGroupTutti* group_;
   std::vector<at::Tensor> outputs_;
+  std::shared_ptr<int> source_;
   c10::intrusive_ptr<at::ivalue::Future> future_;
 };
 
@@ -296,8 +305,9 @@ void ProcessGroupTutti::test_started() {
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::enqueue(Run run,
-                                                           std::vector<at::Tensor> outputs) {
-  auto work = c10::make_intrusive<WorkTutti>(this, std::move(outputs));
+                                                           std::vector<at::Tensor> outputs,
+                                                           std::shared_ptr<int> source) {
+  auto work = c10::make_intrusive<WorkTutti>(this, std::move(outputs), std::move(source));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     TORCH_CHECK(!stopping_, "tutti: the process group was shut down (MPI is finalized)");
@@ -553,6 +563,19 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::recv(std::vector<at::Tensor>& 
     ok(tutti_irecv(t.data_ptr(), count(t), tutti_dtype(t), src_rank, tag, c, &request), "recv");
     return request;
   }, {t});
+}
+
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::recvAnysource(std::vector<at::Tensor>& tensors,
+                                                                 int tag) {
+  at::Tensor t = single(tensors, "recv");
+  auto source = std::make_shared<int>(-1);
+  return enqueue([t, tag, source](tutti_comm_t c) {
+    tutti_request_t request = nullptr;
+    ok(tutti_irecv_from(t.data_ptr(), count(t), tutti_dtype(t), TUTTI_ANY_SOURCE, tag, c,
+                        source.get(), &request),
+       "recv");
+    return request;
+  }, {t}, source);
 }
 
 c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::barrier(

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -77,6 +78,10 @@ class ProcessGroupTutti : public c10d::ProcessGroup {
                                                     int dst_rank, int tag) override;
   c10::intrusive_ptr<c10d::Work> recv(std::vector<at::Tensor>& tensors,
                                                     int src_rank, int tag) override;
+  // dist.recv / dist.irecv without src: the Work's sourceRank() names the
+  // sender (a rank of this group) once it completed.
+  c10::intrusive_ptr<c10d::Work> recvAnysource(std::vector<at::Tensor>& tensors,
+                                               int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(
       const c10d::BarrierOptions& opts) override;
 
@@ -87,8 +92,11 @@ class ProcessGroupTutti : public c10d::ProcessGroup {
   // so that a send and a receive queued in either order cannot deadlock).
   // Throws on failure.
   using Run = std::function<tutti_request_t(tutti_comm_t)>;
-  // Queues `run` and returns its Work; `outputs` become the future's value.
-  c10::intrusive_ptr<c10d::Work> enqueue(Run run, std::vector<at::Tensor> outputs);
+  // Queues `run` and returns its Work; `outputs` become the future's value;
+  // `source` (a receive from any source) is where `run` has tutti report the
+  // sender, which the Work's sourceRank() reads.
+  c10::intrusive_ptr<c10d::Work> enqueue(Run run, std::vector<at::Tensor> outputs,
+                                         std::shared_ptr<int> source = nullptr);
   void run_worker();
   using Queued = std::pair<Run, c10::intrusive_ptr<WorkTutti>>;
   // Runs one queued operation (the caller holds the claim, busy_).

@@ -173,6 +173,122 @@ TEST_CASE("send and receive with tags, matched by tag not by order", "[api]") {
   CHECK(all_ranks(ok));
 }
 
+// Receives from any source, as torch's recvAnysource needs: every other rank
+// sends rank 0 two small and one large message (the large ones above the
+// acknowledgement threshold inside a node); rank 0 takes them all with
+// TUTTI_ANY_SOURCE and learns each sender. Per sender and tag, messages
+// arrive in the order sent.
+TEST_CASE("receives from any source report the sender and keep each sender's order", "[api]") {
+  const int p = world_size(), me = world_rank();
+  constexpr size_t kSmall = 37, kLarge = 70001;  // int64: 296 B, 560 KB
+  auto value = [](int rank, int message, size_t i) {
+    return static_cast<int64_t>(rank) * 1000000 + message * 100000 + static_cast<int64_t>(i % 997);
+  };
+  if (me != 0) {
+    std::vector<std::vector<int64_t>> out(3);
+    std::vector<tutti_request_t> reqs(3);
+    for (int m = 0; m < 3; ++m) {
+      out[m].resize(m < 2 ? kSmall : kLarge);
+      for (size_t i = 0; i < out[m].size(); ++i) out[m][i] = value(me, m, i);
+      REQUIRE(tutti_isend(out[m].data(), out[m].size(), TUTTI_INT64, 0, m < 2 ? 5 : 6, world(),
+                          &reqs[m]) == 0);
+    }
+    for (tutti_request_t& r : reqs) REQUIRE(tutti_wait(&r) == 0);
+  } else {
+    const size_t senders = static_cast<size_t>(p - 1);
+    // Small ones: blocking, one after another; large ones: all posted at once.
+    std::vector<int> small_from(2 * senders, -7), large_from(senders, -7);
+    std::vector<std::vector<int64_t>> small(2 * senders, std::vector<int64_t>(kSmall));
+    std::vector<std::vector<int64_t>> large(senders, std::vector<int64_t>(kLarge));
+    std::vector<tutti_request_t> reqs(senders);
+    for (size_t k = 0; k < senders; ++k)
+      REQUIRE(tutti_irecv_from(large[k].data(), kLarge, TUTTI_INT64, TUTTI_ANY_SOURCE, 6, world(),
+                               &large_from[k], &reqs[k]) == 0);
+    for (size_t k = 0; k < 2 * senders; ++k)
+      REQUIRE(tutti_recv_from(small[k].data(), kSmall, TUTTI_INT64, TUTTI_ANY_SOURCE, 5, world(),
+                              &small_from[k]) == 0);
+    for (tutti_request_t& r : reqs) REQUIRE(tutti_wait(&r) == 0);
+    std::vector<int> seen(static_cast<size_t>(p), 0);
+    for (size_t k = 0; k < 2 * senders; ++k) {
+      const int from = small_from[k];
+      REQUIRE(from >= 1);
+      REQUIRE(from < p);
+      const int message = seen[static_cast<size_t>(from)]++;  // the first from a rank is its 0
+      INFO("small receive " << k << " from rank " << from);
+      for (size_t i = 0; i < kSmall; ++i) REQUIRE(small[k][i] == value(from, message, i));
+    }
+    for (int r = 1; r < p; ++r) CHECK(seen[static_cast<size_t>(r)] == 2);
+    std::vector<int> large_seen(static_cast<size_t>(p), 0);
+    for (size_t k = 0; k < senders; ++k) {
+      const int from = large_from[k];
+      REQUIRE(from >= 1);
+      REQUIRE(from < p);
+      ++large_seen[static_cast<size_t>(from)];
+      INFO("large receive " << k << " from rank " << from);
+      for (size_t i = 0; i < kLarge; i += 101) REQUIRE(large[k][i] == value(from, 2, i));
+    }
+    for (int r = 1; r < p; ++r) CHECK(large_seen[static_cast<size_t>(r)] == 1);
+  }
+  // A rank's message to itself is a message from any source too.
+  std::vector<int32_t> mine(1000, me + 3), got(1000, -1);
+  tutti_request_t send_req;
+  int from = -7;
+  REQUIRE(tutti_isend(mine.data(), mine.size(), TUTTI_INT32, me, 8, world(), &send_req) == 0);
+  REQUIRE(tutti_recv_from(got.data(), got.size(), TUTTI_INT32, TUTTI_ANY_SOURCE, 8, world(), &from) == 0);
+  REQUIRE(tutti_wait(&send_req) == 0);
+  CHECK(from == me);
+  CHECK(got == mine);
+  CHECK(all_ranks(tutti_barrier(world()) == TUTTI_SUCCESS));
+}
+
+TEST_CASE("a receive from any source that nobody answers times out and leaves the communicator usable",
+          "[api]") {
+  std::vector<int32_t> buf(5000);
+  int from = -7;
+  tutti_request_t req;
+  REQUIRE(tutti_irecv_from(buf.data(), buf.size(), TUTTI_INT32, TUTTI_ANY_SOURCE, 77, world(), &from,
+                           &req) == 0);
+  CHECK(tutti_wait_timeout(&req, 0.2) == TUTTI_ERR_TIMEOUT);
+  INFO(tutti_last_error());
+  CHECK(std::string(tutti_last_error()).find("any rank") != std::string::npos);
+  CHECK(req == nullptr);
+  CHECK(from == -7);
+  // Every rank's receive is withdrawn before anyone sends: the cancelled
+  // receives must not take the later messages with their tag.
+  MPI_Barrier(MPI_COMM_WORLD);
+  const int p = world_size(), me = world_rank();
+  const int right = (me + 1) % p, left = (me + p - 1) % p;
+  std::vector<int32_t> out(5000, me), in(5000, -1);
+  tutti_request_t s;
+  REQUIRE(tutti_isend(out.data(), out.size(), TUTTI_INT32, right, 77, world(), &s) == 0);
+  REQUIRE(tutti_recv_from(in.data(), in.size(), TUTTI_INT32, TUTTI_ANY_SOURCE, 77, world(), &from) == 0);
+  REQUIRE(tutti_wait(&s) == 0);
+  CHECK(from == left);
+  CHECK(in == std::vector<int32_t>(5000, left));
+  CHECK(all_ranks(tutti_barrier(world()) == TUTTI_SUCCESS));
+}
+
+TEST_CASE("a receive from any source of the wrong size names the sender, and the sender completes",
+          "[api]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  // 256 KiB: acknowledged inside a node; the sender must not wait for ever.
+  std::vector<int32_t> buf(65536, 7);
+  int st = TUTTI_SUCCESS;
+  if (me == 0) st = tutti_send(buf.data(), buf.size(), TUTTI_INT32, 1, 10, world());
+  if (me == 1) {
+    int from = -7;
+    st = tutti_recv_from(buf.data(), 16, TUTTI_INT32, TUTTI_ANY_SOURCE, 10, world(), &from);
+    CHECK(st == TUTTI_ERR_MISMATCH);
+    INFO(tutti_last_error());
+    CHECK(std::string(tutti_last_error()).find("rank 0") != std::string::npos);
+    CHECK(from == -7);
+    st = TUTTI_SUCCESS;
+  }
+  CHECK(st == TUTTI_SUCCESS);
+  CHECK(all_ranks(tutti_barrier(world()) == TUTTI_SUCCESS));
+}
+
 TEST_CASE("a receive of the wrong size is a mismatch, not a crash", "[api]") {
   const int p = world_size(), me = world_rank();
   if (p < 2) return;
@@ -245,7 +361,9 @@ TEST_CASE("bad input is rejected with a clear message and the communicator stays
   expect_invalid(tutti_reduce(buf.data(), out.data(), 16, TUTTI_FLOAT32, TUTTI_SUM, p + 3, world()), "root=");
   expect_invalid(tutti_send(buf.data(), 16, TUTTI_FLOAT32, p, 0, world()), "peer=");
   expect_invalid(tutti_send(buf.data(), 16, TUTTI_FLOAT32, 0, -3, world()), "tag=-3");
-  expect_invalid(tutti_recv(buf.data(), 16, TUTTI_FLOAT32, -1, 0, world()), "peer=-1");
+  expect_invalid(tutti_recv(buf.data(), 16, TUTTI_FLOAT32, -2, 0, world()), "peer=-2");
+  expect_invalid(tutti_send(buf.data(), 16, TUTTI_FLOAT32, TUTTI_ANY_SOURCE, 0, world()), "peer=-1");
+  expect_invalid(tutti_irecv_from(buf.data(), 16, TUTTI_FLOAT32, TUTTI_ANY_SOURCE, 0, world(), nullptr, nullptr), "req");
   expect_invalid(tutti_iallreduce(buf.data(), out.data(), 16, TUTTI_FLOAT32, TUTTI_SUM, world(), nullptr), "req");
   expect_invalid(tutti_alltoallv(buf.data(), nullptr, nullptr, out.data(), nullptr, nullptr, TUTTI_FLOAT32, world()), "NULL");
   expect_invalid(tutti_comm_force_algorithm(world(), "allreduce", "no_such_algo"), "no_such_algo");

@@ -145,7 +145,8 @@ TEST_CASE("every collective in groups, blocking and not, two groups in flight", 
         a.root = p - 1 - k % p;  // roots other than 0
         a.in_place = k == 1 && coll != Collective::Bcast && coll != Collective::Barrier;
         auto& group = k == 0 ? first : second;
-        group.push_back(prepare(a, ++seed, /*nonblocking=*/(seed % 2) == 0));
+        ++seed;
+        group.push_back(prepare(a, seed, /*nonblocking=*/(seed % 2) == 0));
       }
     }
     // Both groups end before any of their requests is waited for.

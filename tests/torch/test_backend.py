@@ -163,6 +163,24 @@ def run(group, ranks):
             r.wait()
         check(torch.equal(got, torch.full((100000,), float((me - 1) % p))),
               f"isend/irecv group={ranks}")
+        # recv without src (recvAnysource): the group's first rank takes one
+        # message from each other rank, small and large, and learns who sent
+        # it (a global rank, as torch reports it). A tag per size: a rank's
+        # second message may come before another rank's first.
+        for tag, n in ((3, 7), (4, 50000)):
+            if me == 0:
+                senders = []
+                for _ in range(p - 1):
+                    got = torch.empty(n, dtype=torch.float64)
+                    src = dist.recv(got, group=group, tag=tag)
+                    senders.append(src)
+                    check(torch.equal(got, torch.full((n,), float(src) * 10 + n)),
+                          f"recv from any source {n} from {src} group={ranks}")
+                check(sorted(senders) == sorted(ranks[1:]),
+                      f"recv from any source {n}: senders {senders} group={ranks}")
+            else:
+                dist.send(torch.full((n,), float(ranks[me]) * 10 + n, dtype=torch.float64),
+                          ranks[0], group=group, tag=tag)
     dist.barrier(group=group)
 
 
