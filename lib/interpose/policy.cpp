@@ -9,7 +9,8 @@ namespace tutti::interpose {
 int trials_per_side() {
   static const int trials = [] {
     const char* v = std::getenv("TUTTI_MPI_TRIALS");
-    return v && *v ? std::max(0, std::atoi(v)) : 4;
+    // Capped: a class's trial counter must not wrap (kMaxTrials).
+    return v && *v ? std::clamp(std::atoi(v), 0, kMaxTrials) : 4;
   }();
   return trials;
 }
@@ -47,14 +48,16 @@ Policy::Choice Policy::choose(Coll coll, size_t bytes) {
   const int slot = slot_of(coll, bytes);
   Class& c = classes_[slot];
   if (c.winner >= 0) return {static_cast<Side>(c.winner), false, slot};
-  return {trial_side(c.calls, timed_per_side(bytes)), true, slot, timed_per_side(bytes)};
+  const int per_side = timed_per_side(bytes);
+  return {trial_side(static_cast<int>(c.calls), per_side), true, slot, per_side};
 }
 
 void Policy::record(const Choice& choice, double seconds, MPI_Comm comm) {
   Class& c = classes_[choice.slot];
-  if (trial_is_timed(c.calls, choice.per_side)) c.seconds[static_cast<int>(choice.side)] += seconds;
+  const int call = static_cast<int>(c.calls);
+  if (trial_is_timed(call, choice.per_side)) c.seconds[static_cast<int>(choice.side)] += seconds;
   ++c.calls;
-  if (c.calls < 2 + 2 * choice.per_side) return;
+  if (call + 1 < 2 + 2 * choice.per_side) return;
   std::array<double, 2> slowest{};
   if (PMPI_Allreduce(c.seconds.data(), slowest.data(), 2, MPI_DOUBLE, MPI_MAX, comm) !=
       MPI_SUCCESS) {

@@ -65,7 +65,7 @@ class Policy {
  private:
   static constexpr int kClasses = 48;
   struct Class {
-    uint16_t calls = 0;                 // trial calls made so far
+    uint32_t calls = 0;                 // trial calls made so far
     std::array<double, 2> seconds{};    // timed trial totals: tutti, mpi
     int8_t winner = -1;                 // -1 undecided, else a Side
   };
@@ -73,7 +73,8 @@ class Policy {
   std::array<Class, static_cast<int>(Coll::count_) * kClasses> classes_{};
 };
 
-// TUTTI_MPI_TRIALS (read once).
+// TUTTI_MPI_TRIALS (read once), at most kMaxTrials.
+inline constexpr int kMaxTrials = 1000;
 int trials_per_side();
 
 }  // namespace tutti::interpose
