@@ -157,10 +157,14 @@ TEST_CASE("64 MiB messages on device buffers", "[collectives][large]") {
   sweep.report();
 }
 
+// Around a ring; the receive names its peer, or takes any source and must
+// learn that the message came from the previous rank.
 TEST_CASE("point-to-point on device buffers", "[p2p]") {
   const int p = world_size(), me = world_rank();
   const int next = (me + 1) % p, prev = (me + p - 1) % p;
+  for (bool any_source : {false, true})
   for (size_t n : {size_t{0}, size_t{1}, size_t{4097}, size_t{1} << 22}) {
+    INFO((any_source ? "any source, " : "named peer, ") << n << " floats");
     std::vector<float> out(n), in(n, -1.0f);
     for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(me * 1000 + static_cast<int>(i % 997));
     float *dout = nullptr, *din = nullptr;
@@ -169,12 +173,14 @@ TEST_CASE("point-to-point on device buffers", "[p2p]") {
     CUDA_REQUIRE(cudaMemcpy(dout, out.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_REQUIRE(cudaDeviceSynchronize());  // a pageable upload may still be in flight
     tutti_request_t rr = nullptr, sr = nullptr;
-    int st = tutti_irecv(din, n, TUTTI_FLOAT32, prev, 5, world(), &rr);
+    int from = -7;
+    int st = tutti_irecv_from(din, n, TUTTI_FLOAT32, any_source ? TUTTI_ANY_SOURCE : prev, 5,
+                              world(), &from, &rr);
     if (st == TUTTI_SUCCESS) st = tutti_isend(dout, n, TUTTI_FLOAT32, next, 5, world(), &sr);
     if (st == TUTTI_SUCCESS) st = tutti_wait(&rr);
     if (st == TUTTI_SUCCESS) st = tutti_wait(&sr);
     INFO(tutti_last_error());
-    CHECK(all_ranks(st == TUTTI_SUCCESS));
+    CHECK(all_ranks(st == TUTTI_SUCCESS && from == prev));
     CUDA_REQUIRE(cudaMemcpy(in.data(), din, n * sizeof(float), cudaMemcpyDeviceToHost));
     bool ok = true;
     for (size_t i = 0; i < n; ++i)
