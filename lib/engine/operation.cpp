@@ -57,22 +57,25 @@ bool PointToPointOp::advance() {
   if (!completion_.done) return false;
   // The rank the message came from (a receive from any source learns it here).
   const int from = completion_.source >= 0 ? completion_.source : peer_;
-  const std::string who = is_recv_ ? (from == kAnySource ? std::string("receive from any rank")
-                                                         : str("receive from rank ", from))
-                                   : str("send to rank ", peer_);
-  // The caller's message starts with the operation's label; a receive from
-  // any source adds the sender it learnt.
-  const std::string sender =
-      is_recv_ && peer_ == kAnySource && from >= 0 ? str("the message came from rank ", from, ": ")
-                                                   : std::string();
-  if (completion_.status != TUTTI_SUCCESS)
-    finish_with(completion_.status, completion_.error.empty() ? str(who, " failed")
-                                                              : sender + completion_.error);
-  else if (is_recv_ && completion_.bytes != expected_bytes_)
-    finish_with(TUTTI_ERR_MISMATCH, str(who, " expected ", expected_bytes_,
+  auto who = [&] {
+    if (!is_recv_) return str("send to rank ", peer_);
+    return from == kAnySource ? std::string("receive from any rank") : str("receive from rank ", from);
+  };
+  if (completion_.status != TUTTI_SUCCESS) {
+    // The caller's message starts with the operation's label; a receive
+    // from any source adds the sender it learnt.
+    const bool add_sender = is_recv_ && peer_ == kAnySource && from >= 0;
+    finish_with(completion_.status,
+                completion_.error.empty()
+                    ? str(who(), " failed")
+                    : (add_sender ? str("the message came from rank ", from, ": ") : std::string()) +
+                          completion_.error);
+  } else if (is_recv_ && completion_.bytes != expected_bytes_) {
+    finish_with(TUTTI_ERR_MISMATCH, str(who(), " expected ", expected_bytes_,
                                         " bytes, the message had ", completion_.bytes));
-  else if (source_)
+  } else if (source_) {
     *source_ = from;
+  }
   return true;
 }
 

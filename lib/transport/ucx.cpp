@@ -553,7 +553,8 @@ Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType
   ucp_request_param_t param{};
   param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
                        UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
-  ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(any_source ? 0 : peer) << kSourceShift);
+  const ucp_tag_t ucx_tag =
+      tag | (static_cast<ucp_tag_t>(any_source ? 0 : peer) << kSourceShift);
   ucp_tag_t mask = kFullMask;
   AckedOp* op = nullptr;
   if (is_user_tag(tag)) {
