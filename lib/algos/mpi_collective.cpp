@@ -19,8 +19,10 @@ int as_int(size_t v, const char* what) {
 
 class MpiCollectiveOp : public Operation {
  public:
-  MpiCollectiveOp(const OpLabel& label, const CollArgs& args, int rank, int nranks)
-      : Operation(label), args_(args), rank_(rank), nranks_(nranks) {}
+  MpiCollectiveOp(const OpLabel& label, const CollArgs& args, int rank, int nranks,
+                  std::shared_ptr<bool> comm_in_use)
+      : Operation(label), args_(args), rank_(rank), nranks_(nranks),
+        comm_in_use_(std::move(comm_in_use)) {}
 
   void start(const void* in, void* out, MPI_Comm comm) {
     const CollArgs& a = args_;
@@ -94,10 +96,17 @@ class MpiCollectiveOp : public Operation {
   }
 
   void cancel(Status why, const std::string& message) override {
-    // MPI cannot cancel a collective; the request is left to MPI (freed, so
-    // it completes in the background if the other ranks ever arrive).
+    // MPI can neither cancel a collective nor free its active request (Open
+    // MPI aborts the job on MPI_Request_free): the request is left to MPI,
+    // which completes it in the background if the other ranks ever arrive,
+    // and with it what it reads and the communicator it runs on (freeing
+    // either under a collective in flight crashes Open MPI's progress later).
     finish_with(why, message);
-    if (req_ != MPI_REQUEST_NULL) MPI_Request_free(&req_);
+    if (req_ == MPI_REQUEST_NULL) return;
+    req_ = MPI_REQUEST_NULL;  // the handle is dropped, never freed
+    (void)new Owned{std::move(copy_), std::move(sc_), std::move(sd_), std::move(rc_),
+                    std::move(rd_)};  // deliberately never freed
+    if (comm_in_use_) *comm_in_use_ = true;
   }
 
  private:
@@ -117,18 +126,25 @@ class MpiCollectiveOp : public Operation {
 
   CollArgs args_;
   int rank_, nranks_;
+  std::shared_ptr<bool> comm_in_use_;
   MPI_Request req_ = MPI_REQUEST_NULL;
   void* out_ = nullptr;
+  // What the collective reads besides the user's buffers.
   std::vector<char> copy_;
   std::vector<int> sc_, sd_, rc_, rd_;
+  struct Owned {
+    std::vector<char> copy;
+    std::vector<int> sc, sd, rc, rd;
+  };
 };
 
 }  // namespace
 
 std::unique_ptr<Operation> start_mpi_collective(const CollArgs& args, const void* in, void* out,
                                                 MPI_Comm comm, int rank, int nranks,
-                                                const OpLabel& label) {
-  auto op = std::make_unique<MpiCollectiveOp>(label, args, rank, nranks);
+                                                const OpLabel& label,
+                                                std::shared_ptr<bool> comm_in_use) {
+  auto op = std::make_unique<MpiCollectiveOp>(label, args, rank, nranks, std::move(comm_in_use));
   op->start(in, out, comm);
   return op;
 }

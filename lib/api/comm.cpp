@@ -204,7 +204,9 @@ Comm::~Comm() {
   for (int spins = 0; !active_.empty() && spins < 100000; ++spins) progress();
   active_.clear();
   transport_.reset();
-  if (mpi_comm_ != MPI_COMM_NULL) MPI_Comm_free(&mpi_comm_);
+  // A collective of the MPI library left in flight by a timeout still runs
+  // on the duplicate: it stays to MPI_Finalize.
+  if (mpi_comm_ != MPI_COMM_NULL && !*mpi_comm_in_use_) MPI_Comm_free(&mpi_comm_);
 }
 
 size_t Comm::CallKeyHash::operator()(const CallKey& k) const {
@@ -298,7 +300,8 @@ std::shared_ptr<Operation> Comm::start_plan(const CollArgs& args, const Plan& pl
   if (plan.algorithm->is_mpi()) {
     CollArgs with_params = args;
     with_params.params = plan.params;
-    return start_mpi_collective(with_params, in, out, mpi_comm_, rank_, size_, label);
+    return start_mpi_collective(with_params, in, out, mpi_comm_, rank_, size_, label,
+                                mpi_comm_in_use_);
   }
   Buffers bufs = host_buffers(in, out);
   bufs.input_mem = bufs.output_mem = bufs.scratch_mem = mem;

@@ -199,6 +199,9 @@ class Comm {
   std::string forced_origin(Collective coll) const;
 
   MPI_Comm mpi_comm_ = MPI_COMM_NULL;  // private duplicate: bootstrap and "mpi" collectives
+  // Set when an "mpi" collective timed out in flight: mpi_comm_ is then
+  // never freed (see start_mpi_collective).
+  std::shared_ptr<bool> mpi_comm_in_use_ = std::make_shared<bool>(false);
   int rank_ = 0, size_ = 1;
   Config config_;
   std::unique_ptr<Transport> transport_;

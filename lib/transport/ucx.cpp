@@ -222,6 +222,7 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
                                 displs.data(), MPI_BYTE, comm);
   ucp_worker_release_address(worker_, address);
   check_mpi(rc, "MPI_Allgatherv of UCX addresses");
+  check_mpi(MPI_Comm_dup(comm, &teardown_comm_), "MPI_Comm_dup (UCX teardown)");
   endpoints_.assign(static_cast<size_t>(nranks_), nullptr);
   if (threaded_) start_progress_thread();
 }
@@ -294,15 +295,23 @@ UcxTransport::~UcxTransport() {
   // barrier is non-blocking and this worker keeps progressing meanwhile: a
   // peer may still need a message that only it can send.
   MPI_Request barrier = MPI_REQUEST_NULL;
-  bool everyone_here = MPI_Ibarrier(comm_, &barrier) == MPI_SUCCESS;
+  bool everyone_here = teardown_comm_ != MPI_COMM_NULL &&
+                       MPI_Ibarrier(teardown_comm_, &barrier) == MPI_SUCCESS;
   for (int done = 0; everyone_here && !done;) {
     if (MPI_Test(&barrier, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) everyone_here = false;
     if (!done && ucp_worker_progress(worker_) == 0) sched_yield();
     if (!done && Clock::now() > deadline) everyone_here = false;
   }
-  if (!everyone_here)
+  if (everyone_here) {
+    MPI_Comm_free(&teardown_comm_);
+  } else {
+    // The barrier (if posted) stays in flight, and with it its communicator:
+    // both are left to MPI, which completes the barrier if the late ranks
+    // ever arrive. (Open MPI refuses MPI_Request_free on an active
+    // collective's request, fatally: the handle is dropped instead.)
     log_line(rank_, "UCX transport: not every rank reached its teardown within TUTTI_TIMEOUT; "
                     "closing the endpoints regardless");
+  }
   for (ucp_ep_h& ep : endpoints_) {
     if (!ep) continue;
     ucp_request_param_t param{};

@@ -104,6 +104,10 @@ class UcxTransport : public Transport {
   void post_due_acks();
 
   MPI_Comm comm_;
+  // The destructor's barrier runs on a duplicate of its own: a barrier that
+  // timed out stays in flight inside MPI, and its communicator must then
+  // never be freed (Open MPI's progress would touch the freed one).
+  MPI_Comm teardown_comm_ = MPI_COMM_NULL;
   int rank_ = 0, nranks_ = 1;
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;

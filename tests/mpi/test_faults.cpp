@@ -190,6 +190,40 @@ TEST_CASE("TUTTI_CHECK: a rank that skips a collective makes the others time out
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// The "mpi" algorithm runs the MPI library's own non-blocking collective,
+// which can be neither cancelled nor freed while in flight (Open MPI aborts
+// the job on MPI_Request_free, and crashes in later progress once the
+// collective's communicator is freed). A timeout leaves it to MPI: the job
+// goes on, later MPI calls and communicators work.
+TEST_CASE("an MPI-library collective that times out is left to MPI, and the job goes on",
+          "[faults]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  const int skipper = p - 1;
+  // MPI may still write the receive buffer if the skipper ever came: it
+  // outlives the test, as MPI requires of a collective's buffers.
+  static std::vector<float> in(1000, 1.0f), out(1000);
+  {
+    FaultComm c(EnvList{{"TUTTI_CHECK", "0"}, {"TUTTI_TIMEOUT", "1"},
+                        {"TUTTI_ALGO_ALLREDUCE", "mpi"}});
+    if (me != skipper) {
+      const int st = tutti_allreduce(in.data(), out.data(), in.size(), TUTTI_FLOAT32, TUTTI_SUM,
+                                     c.comm);
+      const std::string e = tutti_last_error();
+      INFO(e);
+      CHECK(st == TUTTI_ERR_TIMEOUT);
+      CHECK(has(e, "(mpi)"));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }  // destroyed with the collective still in flight on the others
+  for (int k = 0; k < 3; ++k) MPI_Barrier(MPI_COMM_WORLD);
+  FaultComm again(EnvList{{"TUTTI_CHECK", "0"}});
+  std::vector<float> a(4096, 1.0f), b(4096);
+  CHECK(all_ranks(tutti_allreduce(a.data(), b.data(), a.size(), TUTTI_FLOAT32, TUTTI_SUM,
+                                  again.comm) == TUTTI_SUCCESS &&
+                  b[4095] == static_cast<float>(p)));
+}
+
 TEST_CASE("TUTTI_CHECK: a non-blocking call returns at once while a rank is late", "[check]") {
   const int p = world_size(), me = world_rank();
   if (p < 2) return;
