@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "base/log.hpp"
+#include "host/memory.hpp"
 #include "transport/mpi_types.hpp"
 
 namespace tutti {
@@ -36,6 +37,27 @@ constexpr ucp_tag_t kSourceMask = ((ucp_tag_t{1} << kSourceBits) - 1) << kSource
 // otherwise disagree with its sender and leave it waiting.
 constexpr ucp_tag_t kUserAckRequest = ucp_tag_t{1} << 39;
 static_assert(kUserAckRequest < kTagUserFlag, "the flag must sit inside tutti's tag bits");
+
+// Every message tells UCX the memory type tutti already knows, so UCX does
+// not look it up itself: its lookup can misclassify device buffers allocated
+// before ucp_init, from cudaMallocAsync pools or through cuMemMap. Device
+// memory is CUDA or CUDA_MANAGED by the driver's answer (one query per
+// device message; tutti's MemoryType::Cuda covers both).
+ucs_memory_type_t ucx_memory_type(const void* buf, MemoryType mem) {
+  if (mem == MemoryType::Host) return UCS_MEMORY_TYPE_HOST;
+  return buffer_device_of(buf).buffer >= 0 ? UCS_MEMORY_TYPE_CUDA : UCS_MEMORY_TYPE_CUDA_MANAGED;
+}
+
+// The request parameters of a message: completion by callback with
+// `user_data`, the memory type given (acknowledgements: host), plus `flags`.
+ucp_request_param_t message_param(void* user_data, ucs_memory_type_t type, uint32_t flags = 0) {
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                       UCP_OP_ATTR_FIELD_MEMORY_TYPE | flags;
+  param.user_data = user_data;
+  param.memory_type = type;
+  return param;
+}
 
 int source_of(ucp_tag_t sender_tag) {
   return static_cast<int>((sender_tag & kSourceMask) >> kSourceShift);
@@ -497,11 +519,9 @@ Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, Memo
   const bool acked = needs_ack(peer, bytes, mem);
   const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(rank_) << kSourceShift) |
                             (acked && is_user_tag(tag) ? kUserAckRequest : 0);
-  ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+  ucp_request_param_t param = message_param(c, ucx_memory_type(buf, mem));
   if (!acked) {
     param.cb.send = on_send_done;
-    param.user_data = c;
     void* req = ucp_tag_send_nbx(ep, buf, bytes, ucx_tag, &param);
     if (req == nullptr) {
       complete(c, UCS_OK, bytes);
@@ -516,11 +536,9 @@ Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, Memo
 
   // The acknowledgement's receive goes first: it may arrive soon after.
   AckedOp* op = new_acked_op(peer, tag | kAckFlag | (static_cast<ucp_tag_t>(peer) << kSourceShift), c);
-  ucp_request_param_t ack_param{};
-  ack_param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                           UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  ucp_request_param_t ack_param =
+      message_param(op, UCS_MEMORY_TYPE_HOST, UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
   ack_param.cb.recv = on_ack_received;
-  ack_param.user_data = op;
   void* ack = ucp_tag_recv_nbx(worker_, &ack_byte, 0, op->ack_tag, kFullMask, &ack_param);
   if (UCS_PTR_IS_ERR(ack)) {
     op->user = nullptr;
@@ -559,9 +577,8 @@ Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
   // Completion always comes through the callback, which reports the length
   // of the message that matched (an immediate completion may not).
-  ucp_request_param_t param{};
-  param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                       UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+  ucp_request_param_t param =
+      message_param(c, ucx_memory_type(buf, mem), UCP_OP_ATTR_FLAG_NO_IMM_CMPL);
   const ucp_tag_t ucx_tag =
       tag | (static_cast<ucp_tag_t>(any_source ? 0 : peer) << kSourceShift);
   ucp_tag_t mask = kFullMask;
@@ -612,10 +629,8 @@ void UcxTransport::post_due_acks() {
     if (!ep) {
       note(op, UCS_ERR_UNREACHABLE);
     } else {
-      ucp_request_param_t param{};
-      param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+      ucp_request_param_t param = message_param(op, UCS_MEMORY_TYPE_HOST);
       param.cb.send = on_ack_sent;
-      param.user_data = op;
       void* req = ucp_tag_send_nbx(ep, &ack_byte, 0, op->ack_tag, &param);
       if (UCS_PTR_IS_ERR(req)) note(op, UCS_PTR_STATUS(req));
       else if (req != nullptr) ++op->running;
