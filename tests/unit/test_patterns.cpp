@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "algos/patterns.hpp"
+#include "algos/recursive_halving.hpp"
 
 namespace tutti::algos {
 namespace {
@@ -97,6 +98,10 @@ TEST_CASE("aligned blocks start 16 bytes apart and still cover the vector", "[pa
         REQUIRE(blocks.offset(p) == count);
         REQUIRE(largest - smallest <= g + count % g);
         REQUIRE(blocks.largest() == largest);
+        // Recursive halving's blocks, summed up rather than divided out.
+        const ParticipantBlocks summed = even_participant_blocks(count, p, es);
+        REQUIRE(summed.parts() == p);
+        for (int i = 0; i <= p; ++i) REQUIRE(summed.offset(i) == blocks.offset(i));
       }
 }
 
