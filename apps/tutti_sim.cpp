@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -124,85 +125,103 @@ struct Row {
   bool chosen = false;
 };
 
-// One (collective, rank count) of the grid: its rows as text, and on
-// `why` the reasons for missing rows (--why).
-std::string simulate(const Options& o, const model::Machine& machine, Collective coll, int p,
-                     std::string& why) {
-  std::string out;
-  const Topology topo = model::model_topology(p, o.ranks_per_node);
-  const Dispatcher dispatcher(TuningTable{}, topo, machine);
+// One (collective, rank count) of the grid, shared by its sizes' tasks.
+struct Shape {
+  Shape(Collective c, int nranks, int ranks_per_node, const model::Machine& machine)
+      : coll(c),
+        p(nranks),
+        topo(model::model_topology(nranks, ranks_per_node)),
+        dispatcher(TuningTable{}, topo, machine) {}
+  Collective coll;
+  int p;
+  Topology topo;
+  Dispatcher dispatcher;
+  model::PredictionMemo memo;  // for the rows the dispatcher did not predict
+};
+
+// The message sizes of one collective's rows.
+std::vector<uint64_t> sizes_of(const Options& o, Collective coll) {
   std::vector<uint64_t> sizes;
   if (coll == Collective::Barrier)
     sizes.push_back(0);
   else
     for (uint64_t b = o.min_bytes; b <= o.max_bytes; b *= o.factor) sizes.push_back(b);
-  for (uint64_t bytes : sizes) {
-    CollArgs args{.coll = coll, .dtype = Datatype::Float32, .op = Op::Sum};
-    args.count = count_for_message_bytes(coll, bytes, args.dtype, p);
-    if (coll != Collective::Barrier && args.count == 0) continue;
-    const Decision d = dispatcher.select(args, "", "");
-    std::vector<Row> rows;
-    // Where the dispatcher asked the model at this very count, its
-    // predictions are the ones to print (and cost nothing again).
-    const bool reuse = d.model && d.model->class_count == args.count;
-    for (const algos::Algorithm* a : algos::algorithms_for(coll)) {
-      const bool chosen = d.algorithm == a;
-      if (a->is_mpi()) {
-        if (chosen) rows.push_back({std::string(a->name), std::nullopt, true});
-        continue;
-      }
-      CollArgs with_params = args;
-      if (chosen) with_params.params = d.params;
-      const ModelEstimate* known = nullptr;
-      if (reuse)
-        for (const ModelEstimate& e : d.model->estimates)
-          if (e.algorithm == a) known = &e;
-      model::Prediction pr;
-      if (known) {
-        pr.us = known->us;
-        pr.error = known->error;
-        pr.extrapolated = known->extrapolated;
-      } else {
-        pr = model::predict(*a, with_params, topo, machine);
-      }
-      if (!pr.error.empty()) {  // refused, or too large to simulate
-        if (o.why)
-          appendf(why, "%s %d ranks %llu B %s: %s\n", std::string(collective_name(coll)).c_str(), p,
-                  static_cast<unsigned long long>(bytes), std::string(a->name).c_str(),
-                  pr.error.c_str());
-        continue;
-      }
-      if (o.why && pr.extrapolated)
-        appendf(why, "%s %d ranks %llu B %s: extrapolated from smaller counts\n",
-                std::string(collective_name(coll)).c_str(), p,
-                static_cast<unsigned long long>(bytes), std::string(a->name).c_str());
-      rows.push_back({std::string(a->name), pr.us, chosen});
-    }
-    if (o.csv) {
-      for (const Row& r : rows) {
-        appendf(out, "%s,%d,%d,%llu,%s,", std::string(collective_name(coll)).c_str(), p,
-                topo.nnodes, static_cast<unsigned long long>(bytes), r.algorithm.c_str());
-        if (r.us) appendf(out, "%.3f", *r.us);
-        appendf(out, ",%d\n", r.chosen ? 1 : 0);
-      }
+  return sizes;
+}
+
+// One point of the grid: its rows as text, and on `why` the reasons for
+// missing rows (--why).
+std::string simulate(const Options& o, const model::Machine& machine, Shape& shape,
+                     uint64_t bytes, std::string& why) {
+  std::string out;
+  const Collective coll = shape.coll;
+  const int p = shape.p;
+  const Topology& topo = shape.topo;
+  CollArgs args{.coll = coll, .dtype = Datatype::Float32, .op = Op::Sum};
+  args.count = count_for_message_bytes(coll, bytes, args.dtype, p);
+  if (coll != Collective::Barrier && args.count == 0) return out;
+  const Decision d = shape.dispatcher.select(args, "", "");
+  std::vector<Row> rows;
+  // Where the dispatcher asked the model at this very count, its
+  // predictions are the ones to print (and cost nothing again).
+  const bool reuse = d.model && d.model->class_count == args.count;
+  for (const algos::Algorithm* a : algos::algorithms_for(coll)) {
+    const bool chosen = d.algorithm == a;
+    if (a->is_mpi()) {
+      if (chosen) rows.push_back({std::string(a->name), std::nullopt, true});
       continue;
     }
-    const Row* best = nullptr;
-    const Row* chosen = nullptr;
-    for (const Row& r : rows) {
-      if (r.us && (!best || *r.us < *best->us)) best = &r;
-      if (r.chosen) chosen = &r;
+    CollArgs with_params = args;
+    if (chosen) with_params.params = d.params;
+    const ModelEstimate* known = nullptr;
+    if (reuse)
+      for (const ModelEstimate& e : d.model->estimates)
+        if (e.algorithm == a) known = &e;
+    model::Prediction pr;
+    if (known) {
+      pr.us = known->us;
+      pr.error = known->error;
+      pr.extrapolated = known->extrapolated;
+    } else {
+      pr = model::predict(*a, with_params, topo, machine, model::kMaxSimulatedSteps, &shape.memo);
     }
-    if (!best) continue;
-    appendf(out, "%-15s %6d %5d %9s  %-24s %12.2f  %-24s ",
-            std::string(collective_name(coll)).c_str(), p, topo.nnodes,
-            apps::human_bytes(bytes).c_str(), best->algorithm.c_str(), *best->us,
-            chosen ? chosen->algorithm.c_str() : "(not modelled)");
-    if (chosen && chosen->us)
-      appendf(out, "%12.2f %6.2f\n", *chosen->us, *chosen->us / *best->us);
-    else
-      appendf(out, "%12s %6s\n", "-", "-");
+    if (!pr.error.empty()) {  // refused, or too large to simulate
+      if (o.why)
+        appendf(why, "%s %d ranks %llu B %s: %s\n", std::string(collective_name(coll)).c_str(), p,
+                static_cast<unsigned long long>(bytes), std::string(a->name).c_str(),
+                pr.error.c_str());
+      continue;
+    }
+    if (o.why && pr.extrapolated)
+      appendf(why, "%s %d ranks %llu B %s: extrapolated from smaller counts\n",
+              std::string(collective_name(coll)).c_str(), p,
+              static_cast<unsigned long long>(bytes), std::string(a->name).c_str());
+    rows.push_back({std::string(a->name), pr.us, chosen});
   }
+  if (o.csv) {
+    for (const Row& r : rows) {
+      appendf(out, "%s,%d,%d,%llu,%s,", std::string(collective_name(coll)).c_str(), p,
+              topo.nnodes, static_cast<unsigned long long>(bytes), r.algorithm.c_str());
+      if (r.us) appendf(out, "%.3f", *r.us);
+      appendf(out, ",%d\n", r.chosen ? 1 : 0);
+    }
+    return out;
+  }
+  const Row* best = nullptr;
+  const Row* chosen = nullptr;
+  for (const Row& r : rows) {
+    if (r.us && (!best || *r.us < *best->us)) best = &r;
+    if (r.chosen) chosen = &r;
+  }
+  if (!best) return out;
+  appendf(out, "%-15s %6d %5d %9s  %-24s %12.2f  %-24s ",
+          std::string(collective_name(coll)).c_str(), p, topo.nnodes,
+          apps::human_bytes(bytes).c_str(), best->algorithm.c_str(), *best->us,
+          chosen ? chosen->algorithm.c_str() : "(not modelled)");
+  if (chosen && chosen->us)
+    appendf(out, "%12.2f %6.2f\n", *chosen->us, *chosen->us / *best->us);
+  else
+    appendf(out, "%12s %6s\n", "-", "-");
   return out;
 }
 
@@ -217,22 +236,34 @@ int main(int argc, char** argv) {
     else
       std::printf("%-15s %6s %5s %9s  %-24s %12s  %-24s %12s %6s\n", "collective", "ranks",
                   "nodes", "bytes", "best (model)", "us", "chosen (dispatcher)", "us", "ratio");
-    // Every (collective, rank count) is independent: run them on every
-    // core, print in order.
+    // Every point of the grid is independent: run them on every core
+    // (points of one shape share its dispatcher's predictions), print in
+    // order. The largest shapes go first, so that no core is left with one
+    // long shape at the end.
     struct Task {
-      Collective coll;
-      int p;
+      Shape* shape;
+      uint64_t bytes;
       std::string out, why;
     };
+    std::vector<std::unique_ptr<Shape>> shapes;
     std::vector<Task> tasks;
     for (Collective coll : o.collectives)
-      for (int p : o.ranks) tasks.push_back({coll, p, {}, {}});
+      for (int p : o.ranks) {
+        shapes.push_back(std::make_unique<Shape>(coll, p, o.ranks_per_node, machine));
+        for (uint64_t bytes : sizes_of(o, coll)) tasks.push_back({shapes.back().get(), bytes, {}, {}});
+      }
+    std::vector<size_t> order(tasks.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return tasks[a].shape->p > tasks[b].shape->p;
+    });
     std::atomic<size_t> next{0};
     std::vector<std::string> errors(tasks.size());
     auto worker = [&] {
-      for (size_t i; (i = next++) < tasks.size();) {
+      for (size_t n; (n = next++) < tasks.size();) {
+        const size_t i = order[n];
         try {
-          tasks[i].out = simulate(o, machine, tasks[i].coll, tasks[i].p, tasks[i].why);
+          tasks[i].out = simulate(o, machine, *tasks[i].shape, tasks[i].bytes, tasks[i].why);
         } catch (const Error& e) {
           errors[i] = e.what();
         }

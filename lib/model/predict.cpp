@@ -347,6 +347,18 @@ Prediction predict_once(const algos::Algorithm& algo, const CollArgs& args, cons
   return VirtualRun(topo, machine).run(ranks);
 }
 
+// predict_once through the memo, where there is one.
+Prediction predict_once(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                        const Machine& machine, size_t max_steps, PredictionMemo* memo) {
+  if (!memo) return predict_once(algo, args, topo, machine, max_steps);
+  const PredictionMemo::Key key = PredictionMemo::key(algo, args, max_steps);
+  Prediction p;
+  if (memo->find(key, p)) return p;
+  p = predict_once(algo, args, topo, machine, max_steps);
+  memo->put(key, p);
+  return p;
+}
+
 // Large messages of schedules too big to run exactly and not symmetric
 // (rooted trees and pipelines of many chunks): once the pipeline is full
 // their time grows by the same amount per chunk, so it is affine in the
@@ -355,7 +367,8 @@ Prediction predict_once(const algos::Algorithm& algo, const CollArgs& args, cons
 // slopes agree within 10% (the pipeline is full by c/4), extends the line
 // to the call's count, marked `extrapolated`; otherwise no prediction.
 Prediction extrapolate(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
-                       const Machine& machine, size_t max_steps, const Prediction& too_large) {
+                       const Machine& machine, size_t max_steps, const Prediction& too_large,
+                       PredictionMemo* memo) {
   CollArgs at = args;
   int attempts = 3;  // runs that turned out too large after all (each costs up to the limit)
   while (at.count >= 8 && attempts > 0) {
@@ -367,7 +380,7 @@ Prediction extrapolate(const algos::Algorithm& algo, const CollArgs& args, const
     for (int i = 0; i < 3 && !too_large_still; ++i) {
       CollArgs smaller = at;
       smaller.count = at.count >> i;
-      const Prediction pr = predict_once(algo, smaller, topo, machine, max_steps / 2);
+      const Prediction pr = predict_once(algo, smaller, topo, machine, max_steps / 2, memo);
       if (!pr.error.empty() && pr.representative) {  // the estimate was low: halve again
         too_large_still = true;
         --attempts;
@@ -400,12 +413,40 @@ Prediction extrapolate(const algos::Algorithm& algo, const CollArgs& args, const
 
 }  // namespace
 
+PredictionMemo::Key PredictionMemo::key(const algos::Algorithm& algo, const CollArgs& args,
+                                        size_t max_steps) {
+  return {&algo,
+          static_cast<int>(args.coll),
+          args.count,
+          static_cast<int>(args.dtype),
+          static_cast<int>(args.op),
+          args.root,
+          args.in_place,
+          static_cast<int>(args.memory),
+          args.params.chunk_bytes,
+          args.params.radix,
+          max_steps};
+}
+
+bool PredictionMemo::find(const Key& key, Prediction& out) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const auto it = known_.find(key);
+  if (it == known_.end()) return false;
+  out = it->second;
+  return true;
+}
+
+void PredictionMemo::put(const Key& key, const Prediction& p) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  known_.emplace(key, p);
+}
+
 Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
-                   const Machine& machine, size_t max_steps) {
-  Prediction p = predict_once(algo, args, topo, machine, max_steps);
+                   const Machine& machine, size_t max_steps, PredictionMemo* memo) {
+  Prediction p = predict_once(algo, args, topo, machine, max_steps, memo);
   // Too large to run exactly, and not symmetric.
   if (!p.error.empty() && p.representative)
-    return extrapolate(algo, args, topo, machine, max_steps, p);
+    return extrapolate(algo, args, topo, machine, max_steps, p, memo);
   return p;
 }
 

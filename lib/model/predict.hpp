@@ -9,7 +9,10 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 
 #include "algos/registry.hpp"
 #include "base/topology.hpp"
@@ -31,13 +34,36 @@ struct Prediction {
   bool extrapolated = false;
 };
 
+// Predictions already made for one topology and machine, kept so that the
+// extrapolations of several large sizes, which all start from the same
+// smaller counts (powers of two below the step limit), run those once: at
+// 16,384 ranks they were a third of the tutti-sim grid. Safe to share
+// between threads; two threads may both make a missing prediction.
+class PredictionMemo {
+ public:
+  using Key = std::tuple<const algos::Algorithm*, int, size_t, int, int, int, bool, int, size_t,
+                         int, size_t>;
+  static Key key(const algos::Algorithm& algo, const CollArgs& args, size_t max_steps);
+  bool find(const Key& key, Prediction& out) const;
+  void put(const Key& key, const Prediction& p);
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<Key, Prediction> known_;
+};
+
+// The steps of all ranks' schedules run exactly, at most (predict).
+constexpr size_t kMaxSimulatedSteps = size_t{4} << 20;
+
 // Every rank's schedule is built and run exactly; beyond `max_steps` steps
 // in all, one node's ranks stand for all where the schedule is symmetric
 // (model/representative.hpp); where it is not, the time is extrapolated
 // from smaller counts (affine in the size; `extrapolated` set), and refused
-// (error set) where even that fails, rather than slow.
+// (error set) where even that fails, rather than slow. `memo`, where given,
+// must belong to this topology and machine.
 Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
-                   const Machine& machine, size_t max_steps = size_t{4} << 20);
+                   const Machine& machine, size_t max_steps = kMaxSimulatedSteps,
+                   PredictionMemo* memo = nullptr);
 
 // The same on node 0's ranks standing for all (model/representative.hpp),
 // whatever the size; error set where the schedule is not symmetric.

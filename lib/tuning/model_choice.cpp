@@ -22,8 +22,13 @@ std::shared_ptr<const ModelChoice> ModelChooser::choose(const CollArgs& args,
   const Key key{static_cast<int>(args.coll), static_cast<int>(args.dtype),
                 static_cast<int>(args.op),   args.root,
                 args.in_place,               log2_count};
-  std::lock_guard<std::mutex> lock(mutex_);
-  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  }
+  // Predicted without the lock, so that threads sharing the chooser
+  // (tutti-sim) predict size classes at once; where two make the same, the
+  // first one kept wins (they are equal).
 
   auto choice = std::make_shared<ModelChoice>();
   CollArgs at_class = args;
@@ -33,7 +38,7 @@ std::shared_ptr<const ModelChoice> ModelChooser::choose(const CollArgs& args,
   for (const algos::Algorithm* a : algos::algorithms_for(args.coll)) {
     if (a->is_mpi()) continue;
     try {
-      const model::Prediction p = model::predict(*a, at_class, topo, machine_);
+      const model::Prediction p = model::predict(*a, at_class, topo, machine_, model::kMaxSimulatedSteps, &memo_);
       choice->estimates.push_back({a, p.us, p.error, p.extrapolated});
     } catch (const Error& e) {  // a builder that cannot build this call
       choice->estimates.push_back({a, 0, e.what()});
@@ -45,8 +50,8 @@ std::shared_ptr<const ModelChoice> ModelChooser::choose(const CollArgs& args,
                      if (x.error.empty() != y.error.empty()) return x.error.empty();
                      return x.error.empty() && x.us < y.us;
                    });
-  cache_.emplace(key, choice);
-  return choice;
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cache_.emplace(key, choice).first->second;
 }
 
 }  // namespace tutti

@@ -18,6 +18,7 @@
 #include "base/topology.hpp"
 #include "engine/coll_args.hpp"
 #include "model/machine.hpp"
+#include "model/predict.hpp"
 
 namespace tutti {
 
@@ -52,6 +53,9 @@ class ModelChooser {
  private:
   using Key = std::tuple<int, int, int, int, bool, int>;  // coll, dtype, op, root, in_place, log2 count
   model::Machine machine_;
+  // The runs behind extrapolated predictions, shared by the size classes
+  // (a chooser serves one communicator, so one topology).
+  mutable model::PredictionMemo memo_;
   mutable std::mutex mutex_;
   mutable std::map<Key, std::shared_ptr<const ModelChoice>> cache_;
 };
