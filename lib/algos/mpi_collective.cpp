@@ -30,8 +30,9 @@ class MpiCollectiveOp : public Operation {
     const MPI_Op op = is_reduction(a.coll) ? mpi_op(a.op, a.dtype) : MPI_OP_NULL;
     const int n = as_int(a.count, "count");
     const bool root = rank_ == a.root;
-    const void* send = a.in_place ? MPI_IN_PLACE : in;
     out_ = out;
+    if (premultiplied()) in = premultiply(in, out);
+    const void* send = a.in_place ? MPI_IN_PLACE : in;
     int rc = MPI_SUCCESS;
     switch (a.coll) {
       case Collective::Allreduce:
@@ -116,10 +117,30 @@ class MpiCollectiveOp : public Operation {
     return copy_.data();
   }
 
+  // 16-bit floats: MPI sums inputs divided by the rank count
+  // (premultiplies_average).
+  bool premultiplied() const {
+    return premultiplies_average(args_) && is_reduction(args_.coll) && nranks_ > 1;
+  }
+
+  // Divides this rank's input where MPI will read it: in place in the output
+  // buffer (which the result overwrites), or in a copy. Returns the input.
+  const void* premultiply(const void* in, void* out) {
+    const CollArgs& a = args_;
+    const size_t bytes = buffer_shape(a, rank_, nranks_).input_bytes;
+    void* at = out;
+    if (!a.in_place) {
+      in = copy_input(in, bytes);
+      at = copy_.data();
+    }
+    local_divide(at, bytes / a.elem_size(), a.dtype, nranks_, memory_type_of(at));
+    return in;
+  }
+
   // MPI has no average: it computed the sum; divide where the result lives.
   void finalize_average() {
     const CollArgs& a = args_;
-    if (a.op != Op::Avg || !is_reduction(a.coll) || nranks_ == 1) return;
+    if (a.op != Op::Avg || !is_reduction(a.coll) || nranks_ == 1 || premultiplied()) return;
     if (a.coll == Collective::Reduce && rank_ != a.root) return;
     local_divide(out_, a.count, a.dtype, nranks_, memory_type_of(out_));
   }

@@ -40,6 +40,14 @@ struct CollArgs {
   size_t elem_size() const { return datatype_size(dtype); }
 };
 
+// Op::Avg on 16-bit floats divides every input by the rank count before
+// the sum, as NCCL does: their sum overflows long before their average
+// (float16 ends at 65504: four ranks' 20000 do). Other types sum first and
+// divide the result, which rounds once.
+inline bool premultiplies_average(const CollArgs& a) {
+  return a.op == Op::Avg && (a.dtype == Datatype::Float16 || a.dtype == Datatype::Bfloat16);
+}
+
 // The "message size" tuning rules and tutti-bench use (the nccl-tests size):
 // the bytes of the largest user buffer of one rank.
 size_t message_bytes(const CollArgs& args, int nranks);

@@ -291,7 +291,7 @@ void ScheduleBuilder::reduce(BufRef dst, BufRef a, BufRef b, size_t bytes) {
 }
 
 void ScheduleBuilder::finalize(BufRef dst, size_t bytes) {
-  if (args_.op != Op::Avg || topo_->nranks == 1) return;
+  if (args_.op != Op::Avg || topo_->nranks == 1 || premultiplies_average(args_)) return;
   check_elements(bytes, "finalize");
   add_local({.kind = StepKind::Divide, .bytes = bytes, .dst = dst});
 }
@@ -316,8 +316,46 @@ void ScheduleBuilder::end_round() {
   comm_.clear();
 }
 
+void ScheduleBuilder::premultiply_input() {
+  if (!premultiplies_average(args_) || !is_reduction(args_.coll) || topo_->nranks == 1 ||
+      sched_.rounds.empty())
+    return;
+  const size_t bytes = buffer_shape(args_, comm_rank_, topo_->nranks).input_bytes;
+  if (bytes == 0) return;
+  std::vector<Step> first;
+  if (args_.in_place) {
+    // The input is the output buffer, which the result overwrites anyway.
+    first.push_back({.kind = StepKind::Divide, .bytes = bytes, .dst = input()});
+  } else {
+    // Every step that read the input reads its divided copy instead (a
+    // peer's Input, which a peer read names, is what that peer publishes).
+    const BufRef copy = scratch(bytes);
+    auto moved = [&](BufRef& r) {
+      if (r.kind == BufKind::Input) r = copy + r.offset;
+    };
+    for (Step& s : sched_.steps) {
+      moved(s.dst);
+      moved(s.aux);
+      if (s.kind != StepKind::PeerRead) moved(s.src);
+    }
+    moved(sched_.published_input);
+    first.push_back({.kind = StepKind::Copy, .bytes = bytes, .dst = copy, .src = input()});
+    first.push_back({.kind = StepKind::Divide, .bytes = bytes, .dst = copy});
+  }
+  // First in the first round, before its other local steps.
+  const auto k = static_cast<uint32_t>(first.size());
+  sched_.steps.insert(sched_.steps.begin(), first.begin(), first.end());
+  for (size_t i = 0; i < sched_.rounds.size(); ++i) {
+    Round& r = sched_.rounds[i];
+    if (i > 0) r.begin += k;
+    r.comm_begin += k;
+    r.end += k;
+  }
+}
+
 Schedule ScheduleBuilder::finish() {
   end_round();
+  premultiply_input();
   // Number the messages of each (peer, direction) pair in program order: the
   // k-th send to b here matches the k-th receive from us at b.
   std::map<int, uint32_t> sent, received;

@@ -191,7 +191,10 @@ class ScheduleBuilder {
   // Local steps.
   void copy(BufRef dst, BufRef src, size_t bytes);
   void reduce(BufRef dst, BufRef a, BufRef b, size_t bytes);
-  // The last step of Op::Avg on fully reduced data; nothing for other ops.
+  // The last step of Op::Avg on fully reduced data; nothing for other ops,
+  // nor where the inputs were divided instead (premultiplies_average: finish
+  // then makes dividing a copy of the input, or the in-place input, the
+  // first step, and every step that read the input reads that).
   void finalize(BufRef dst, size_t bytes);
 
   // Closes the current round: later communication waits for this round's.
@@ -242,6 +245,7 @@ class ScheduleBuilder {
   // The peer table's entry of a communicator rank (nranks: this rank's own).
   BufRef peer_entry(int comm_rank);
   void leave_group();
+  void premultiply_input();  // see finalize
 
   const CollArgs& args_;
   Topology own_topo_;           // the first constructor's single node

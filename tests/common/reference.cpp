@@ -30,8 +30,17 @@ template <typename T>
 T make_value(Op op, uint64_t h, int nranks) {
   constexpr bool is_signed = !std::is_unsigned_v<T>;  // Half/BFloat16 are "signed"
   switch (op) {
-    case Op::Sum:
-    case Op::Avg: {
+    case Op::Avg:
+      if constexpr (kIsHalf<T>) {
+        // Averages of 16-bit floats divide each input by p first
+        // (premultiplies_average): k * p with k in {-1, 0, 1} divides
+        // exactly where k * p is exact (bf16: p <= 256).
+        if (nranks > 64 && h % 16 != 0) return from_int<T>(0);
+        if (nranks > (std::is_same_v<T, BFloat16> ? 256 : 2048)) return from_int<T>(0);
+        return from_int<T>((static_cast<long long>(h % 3) - 1) * nranks);
+      }
+      [[fallthrough]];
+    case Op::Sum: {
       if constexpr (kIsHalf<T>) {
         // |sum| must stay within the exact integers of bf16 (256).
         if (nranks > 64 && h % 16 != 0) return from_int<T>(0);
@@ -73,10 +82,16 @@ void store(Bytes& b, size_t i, T v) {
 template <typename T>
 Bytes reduce_all(const std::vector<Bytes>& inputs, size_t elem_offset, size_t count, Op op) {
   Bytes out(count * sizeof(T));
+  const int p = static_cast<int>(inputs.size());
+  const bool premultiplied = op == Op::Avg && kIsHalf<T> && p > 1;
+  auto input = [&](size_t r, size_t i) {
+    const T v = load<T>(inputs[r], elem_offset + i);
+    return premultiplied ? FuncDivide<T>{p}(v) : v;
+  };
   for (size_t i = 0; i < count; ++i) {
-    T acc = load<T>(inputs[0], elem_offset + i);
+    T acc = input(0, i);
     for (size_t r = 1; r < inputs.size(); ++r) {
-      const T v = load<T>(inputs[r], elem_offset + i);
+      const T v = input(r, i);
       switch (op) {
         case Op::Sum:
         case Op::Avg: acc = FuncSum<T>{}(acc, v); break;
@@ -85,8 +100,7 @@ Bytes reduce_all(const std::vector<Bytes>& inputs, size_t elem_offset, size_t co
         case Op::Max: acc = FuncMax<T>{}(acc, v); break;
       }
     }
-    if (op == Op::Avg && inputs.size() > 1)
-      acc = FuncDivide<T>{static_cast<int>(inputs.size())}(acc);
+    if (op == Op::Avg && p > 1 && !premultiplied) acc = FuncDivide<T>{p}(acc);
     store<T>(out, i, acc);
   }
   return out;

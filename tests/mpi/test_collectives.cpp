@@ -9,6 +9,7 @@
 
 #include "algos/registry.hpp"
 #include "base/status.hpp"
+#include "host/half.hpp"
 #include "mpi_harness.hpp"
 #include "user_call.hpp"
 
@@ -61,19 +62,24 @@ bool uneven_nodes() {
   return fewest != most;
 }
 
-void sweep_algorithm(Collective coll, const std::string& algo, Sweep& sweep) {
+// Whether forcing `algo` for `coll` on the world must be refused.
+bool refusal_expected(Collective coll, const std::string& algo) {
   const int p = world_size();
-  sweep.forced = algo;
   // shm and cma refuse every call where there is no shared segment to share: on
   // one rank, and where the ranks span several nodes. alltoall
   // hierarchical_shm needs every node to hold as many ranks (one lane per
   // local rank).
-  sweep.refusal_expected =
-      (algo == "shm" && (p == 1 || spans_nodes())) ||
-      // cma also needs ranks that may read each other's memory, which the
-      // machines this runs on allow (root, or one user and ptrace scope 0/1).
-      (algo == "cma" && (p == 1 || spans_nodes() || cma_turned_off())) ||
-      (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes());
+  return (algo == "shm" && (p == 1 || spans_nodes())) ||
+         // cma also needs ranks that may read each other's memory, which the
+         // machines this runs on allow (root, or one user and ptrace scope 0/1).
+         (algo == "cma" && (p == 1 || spans_nodes() || cma_turned_off())) ||
+         (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes());
+}
+
+void sweep_algorithm(Collective coll, const std::string& algo, Sweep& sweep) {
+  const int p = world_size();
+  sweep.forced = algo;
+  sweep.refusal_expected = refusal_expected(coll, algo);
   REQUIRE(tutti_comm_force_algorithm(world(), std::string(collective_name(coll)).c_str(),
                                      algo.c_str()) == TUTTI_SUCCESS);
   std::vector<int> roots = {0};
@@ -154,6 +160,67 @@ TEST_CASE("default dispatch on every collective and size", "[collectives]") {
     }
   for (const std::string& f : sweep.failures) FAIL_CHECK(f);
   CHECK(sweep.failures.empty());
+}
+
+// Averages of float16 divide each input by the rank count before the sum
+// (premultiplies_average), so that an average is right wherever the inputs
+// are: every rank's m * p (m a power of two, m * p at most 65504, float16's
+// largest) sums to more than 65504 from two ranks on, and summing first
+// would give inf; divided first, the sum is m * p again, exactly.
+TEST_CASE("float16 averages whose sum overflows float16 are right with every algorithm",
+          "[collectives]") {
+  const int p = world_size();
+  const int me = world_rank();
+  float m = 1;
+  while (m * 2 * static_cast<float>(p) <= 65504) m *= 2;
+  const uint16_t x = float_to_half(m * static_cast<float>(p)).bits;
+  std::vector<std::string> failures;
+  for (Collective coll : {Collective::Allreduce, Collective::Reduce, Collective::ReduceScatter}) {
+    for (const algos::Algorithm* algo : algos::algorithms_for(coll)) {
+      const std::string name(algo->name);
+      REQUIRE(tutti_comm_force_algorithm(world(), std::string(collective_name(coll)).c_str(),
+                                         name.c_str()) == TUTTI_SUCCESS);
+      for (bool in_place : {false, true}) {
+        CollArgs a{.coll = coll, .count = 1031, .dtype = Datatype::Float16, .op = Op::Avg,
+                   .root = p - 1, .in_place = in_place};
+        const size_t in_count = coll == Collective::ReduceScatter ? a.count * p : a.count;
+        std::vector<uint16_t> in(in_count, x), out(in_place ? in_count : a.count, 0);
+        if (in_place) out = in;
+        const void* send = in_place ? TUTTI_IN_PLACE : in.data();
+        const ForcedRunCheck forced(world(), name, refusal_expected(coll, name));
+        int rc = TUTTI_SUCCESS;
+        switch (coll) {
+          case Collective::Allreduce:
+            rc = tutti_allreduce(send, out.data(), a.count, TUTTI_FLOAT16, TUTTI_AVG, world());
+            break;
+          case Collective::Reduce:
+            if (in_place && me != a.root) send = in.data();  // in place only at the root
+            rc = tutti_reduce(send, out.data(), a.count, TUTTI_FLOAT16, TUTTI_AVG, a.root, world());
+            break;
+          default:
+            rc = tutti_reduce_scatter(send, out.data(), a.count, TUTTI_FLOAT16, TUTTI_AVG, world());
+            break;
+        }
+        const std::string what = str(describe(a), " forced ", name, ": ");
+        if (rc != TUTTI_SUCCESS) {
+          failures.push_back(what + tutti_strerror(rc) + ": " + tutti_last_error());
+          continue;
+        }
+        if (const std::string e = forced.after(a); !e.empty()) failures.push_back(e);
+        if (coll == Collective::Reduce && me != a.root) continue;
+        for (size_t i = 0; i < a.count; ++i)
+          if (out[i] != x) {
+            failures.push_back(str(what, "element ", i, " is ", half_to_float(Half{out[i]}),
+                                   ", not ", m * static_cast<float>(p)));
+            break;
+          }
+      }
+    }
+    REQUIRE(tutti_comm_force_algorithm(world(), std::string(collective_name(coll)).c_str(),
+                                       nullptr) == TUTTI_SUCCESS);
+  }
+  for (const std::string& f : failures) FAIL_CHECK(f);
+  CHECK(failures.empty());
 }
 
 }  // namespace tutti::testing
