@@ -84,8 +84,13 @@ int MpiTransport::post_pieces(bool is_send, Pending& p, size_t until) {
 }
 
 void MpiTransport::free_requests(Pending& p) {
-  for (MPI_Request& r : p.requests)
-    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
+  // Cancelled first: a freed receive that is still active could write into
+  // the buffer after its owner got it back.
+  for (MPI_Request& r : p.requests) {
+    if (r == MPI_REQUEST_NULL) continue;
+    MPI_Cancel(&r);
+    MPI_Request_free(&r);
+  }
 }
 
 Status MpiTransport::send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType,
@@ -115,9 +120,11 @@ int MpiTransport::progress() {
         p->completion->error = str("MPI message ", p->is_recv ? "receive" : "send",
                                    " failed: ", mpi_error_string(err));
         if (p->is_recv && status.MPI_SOURCE >= 0) p->completion->source = status.MPI_SOURCE;
-        if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
-        r = MPI_REQUEST_NULL;
-        continue;
+        // The message has failed: its later pieces would never complete
+        // (a truncated receive leaves them waiting for bytes that were
+        // never sent), so they are cancelled and the completion reported.
+        free_requests(*p);
+        break;
       }
       if (!done) {
         all_done = false;
@@ -162,11 +169,7 @@ void MpiTransport::cancel(Completion* c) {
                          [c](const Pending* p) { return p->completion == c; });
   if (it == pending_.end()) return;
   Pending* p = *it;
-  for (MPI_Request& r : p->requests) {
-    if (r == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(&r);
-    MPI_Request_free(&r);
-  }
+  free_requests(*p);
   c->status = TUTTI_ERR_TRANSPORT;
   if (c->error.empty()) c->error = "cancelled";
   c->handle = nullptr;

@@ -46,6 +46,7 @@ class MpiTransport : public Transport {
   Status post(bool is_send, int peer, Tag tag, void* buf, size_t bytes, Completion* c);
   // Posts pieces [p.posted, until); MPI's error code (pieces posted stay).
   int post_pieces(bool is_send, Pending& p, size_t until);
+  // Cancels and frees every request still held.
   static void free_requests(Pending& p);
   void map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const;
 
