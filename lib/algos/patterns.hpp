@@ -30,6 +30,23 @@ struct BlockPartition {
   size_t largest() const { return parts > 0 ? std::max(size(0), size(parts - 1)) : 0; }
   // Elements of blocks [first, first + n).
   size_t span_size(int first, int n) const { return offset(first + n) - offset(first); }
+  // offset(i) for i = 0..parts, summed up instead of divided out per block:
+  // O(parts) where the loop over offset(i) divides parts times (at 16,384
+  // ranks tutti-sim builds thousands of such partitions).
+  std::vector<size_t> offsets() const {
+    std::vector<size_t> out(static_cast<size_t>(std::max(parts, 0)) + 1);
+    if (parts > 0) {
+      const size_t units = count / granule, n = static_cast<size_t>(parts);
+      const size_t base = units / n, extra = units % n;
+      size_t at = 0;  // in granules
+      for (size_t i = 0; i < n; ++i) {
+        out[i] = at * granule;
+        at += base + (i < extra ? 1 : 0);
+      }
+    }
+    out.back() = count;  // the last block takes the leftover elements
+    return out;
+  }
 };
 
 // Blocks of a vector of `elem_size`-byte elements that start 16 bytes

@@ -7,23 +7,7 @@
 namespace tutti::algos {
 
 ParticipantBlocks even_participant_blocks(size_t count, int parts, size_t elem_size) {
-  // BlockPartition::offset(i) for every i, summed up instead of divided out
-  // per block: a schedule of P ranks takes O(P) here, and tutti-sim builds
-  // thousands of them at 16,384 ranks (the divisions were a fifth of its time).
-  ParticipantBlocks out;
-  out.bounds.resize(static_cast<size_t>(std::max(parts, 0)) + 1);
-  if (parts > 0) {
-    const size_t granule = aligned_blocks(count, parts, elem_size).granule;
-    const size_t units = count / granule, n = static_cast<size_t>(parts);
-    const size_t base = units / n, extra = units % n;
-    size_t at = 0;  // in granules
-    for (size_t i = 0; i < n; ++i) {
-      out.bounds[i] = at * granule;
-      at += base + (i < extra ? 1 : 0);
-    }
-  }
-  out.bounds.back() = count;  // the last block takes the leftover elements
-  return out;
+  return {aligned_blocks(count, parts, elem_size).offsets()};
 }
 
 ParticipantBlocks folded_rank_blocks(const PowerOfTwoFold& fold, size_t block_count) {

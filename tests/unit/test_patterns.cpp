@@ -98,10 +98,13 @@ TEST_CASE("aligned blocks start 16 bytes apart and still cover the vector", "[pa
         REQUIRE(blocks.offset(p) == count);
         REQUIRE(largest - smallest <= g + count % g);
         REQUIRE(blocks.largest() == largest);
-        // Recursive halving's blocks, summed up rather than divided out.
+        // All offsets at once (summed up rather than divided out), and
+        // recursive halving's blocks, made from them.
+        const std::vector<size_t> offsets = blocks.offsets();
+        REQUIRE(offsets.size() == static_cast<size_t>(p) + 1);
+        for (int i = 0; i <= p; ++i) REQUIRE(offsets[static_cast<size_t>(i)] == blocks.offset(i));
         const ParticipantBlocks summed = even_participant_blocks(count, p, es);
-        REQUIRE(summed.parts() == p);
-        for (int i = 0; i <= p; ++i) REQUIRE(summed.offset(i) == blocks.offset(i));
+        REQUIRE(summed.bounds == offsets);
       }
 }
 
