@@ -4,7 +4,9 @@
 //                     node (inter): alpha is half the round trip of 8 bytes,
 //                     beta the slope from 8 B to 4 KiB (eager messages);
 //                     rndv_alpha and rndv_beta the line through 256 KiB
-//                     and 4 MiB (rendezvous, what large messages get). A
+//                     and 4 MiB (rendezvous, what large messages get);
+//                     inject_us the gap between the messages of a burst of
+//                     64 of 8 B (tutti_isend at once), beyond one's latency. A
 //                     job on one node has no [inter] pair: those keys keep
 //                     their defaults, and the file says so.
 //   [compute]         rank 0 alone: tutti's host reduction (float32 sum) and
@@ -76,6 +78,38 @@ double half_round_trip(tutti_comm_t comm, int me, int a, int b, size_t bytes) {
   return median(reps);
 }
 
+// The time between the messages of a burst of 8-byte ones from world rank
+// a to b, in us (on a and b): a sends kBurst at once, b answers the last
+// with one message; less the round trip of one message (2 * half_trip),
+// spread over the kBurst - 1 others. Median of 5.
+double burst_gap(tutti_comm_t comm, int me, int a, int b, double half_trip) {
+  if (me != a && me != b) return 0;
+  constexpr int kBurst = 64;
+  std::vector<unsigned char> buf(8 * kBurst, 1);
+  std::vector<tutti_request_t> reqs(kBurst);
+  auto burst = [&] {
+    for (int i = 0; i < kBurst; ++i) {
+      unsigned char* at = buf.data() + 8 * i;
+      check(me == a ? tutti_isend(at, 8, TUTTI_UINT8, b, 8, comm, &reqs[i])
+                    : tutti_irecv(at, 8, TUTTI_UINT8, a, 8, comm, &reqs[i]),
+            me == a ? "tutti_isend" : "tutti_irecv");
+    }
+    for (tutti_request_t& r : reqs) check(tutti_wait(&r), "tutti_wait");
+    if (me == a) check(tutti_recv(buf.data(), 8, TUTTI_UINT8, b, 9, comm), "tutti_recv");
+    else check(tutti_send(buf.data(), 8, TUTTI_UINT8, a, 9, comm), "tutti_send");
+  };
+  for (int i = 0; i < 5; ++i) burst();  // warm up
+  std::vector<double> reps;
+  for (int rep = 0; rep < 5; ++rep) {
+    constexpr int kIters = 20;
+    const auto start = Clock::now();
+    for (int i = 0; i < kIters; ++i) burst();
+    const double per_burst = seconds_since(start) * 1e6 / kIters;
+    reps.push_back(std::max(0.0, (per_burst - 2 * half_trip) / (kBurst - 1)));
+  }
+  return median(reps);
+}
+
 struct Link {
   bool measured = false;
   model::LinkCost cost;
@@ -95,6 +129,7 @@ Link measure_link(tutti_comm_t comm, int me, int b) {
   const double t4k = half_round_trip(comm, me, 0, b, 4 << 10);
   const double t256k = half_round_trip(comm, me, 0, b, 256 << 10);
   const double t4m = half_round_trip(comm, me, 0, b, 4 << 20);
+  const double gap = burst_gap(comm, me, 0, b, t8);
   MPI_Barrier(MPI_COMM_WORLD);
   if (me != 0) return l;
   l.measured = true;
@@ -102,6 +137,7 @@ Link measure_link(tutti_comm_t comm, int me, int b) {
   l.cost.alpha_us = t8;  // the small-message latency itself
   std::tie(l.cost.rndv_alpha_us, l.cost.rndv_bytes_per_us) =
       line_through(256 << 10, t256k, 4 << 20, t4m);
+  l.cost.inject_us = gap;
   return l;
 }
 
@@ -229,7 +265,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
     f << "# Machine description for tutti's cost model (docs/SCALE.md), written by\n"
       << "# " << command_line << " at " << utc_now() << ".\n"
       << "# alpha: half the round trip of 8 B; beta: the slope to 4 KiB; rndv_*: the\n"
-      << "# line through 256 KiB and 4 MiB;\n"
+      << "# line through 256 KiB and 4 MiB; inject: the gap between the messages of a\n"
+      << "# burst of 64 of 8 B;\n"
       << "# compute: rank 0's float32 sum and memcpy over 8 MiB; call_us: an 8 B\n"
       << "# allreduce of two ranks less alpha. Medians of 5.\n";
     auto link_text = [&](const char* name, const Link& l, const model::LinkCost& c,
@@ -239,8 +276,9 @@ int calibrate(const std::string& path, const std::string& command_line) {
                     gbps(c.bytes_per_us));
       text += line;
       if (l.measured) {
-        std::snprintf(line, sizeof line, "rndv_alpha_us = %.3f\nrndv_beta_gbps = %.3f\n",
-                      c.rndv_alpha_us, gbps(c.rndv_bytes_per_us));
+        std::snprintf(line, sizeof line,
+                      "rndv_alpha_us = %.3f\nrndv_beta_gbps = %.3f\ninject_us = %.3f\n",
+                      c.rndv_alpha_us, gbps(c.rndv_bytes_per_us), c.inject_us);
         text += line;
       }
       return text;
@@ -261,12 +299,12 @@ int calibrate(const std::string& path, const std::string& command_line) {
     // The file must read back as what was measured.
     (void)model::load_machine(path);
     std::fprintf(stderr,
-                 "tutti-tune: calibrated: intra %.2f us + %.2f GB/s (large %.2f GB/s)%s, inter %.2f us "
-                 "+ %.2f GB/s (large %.2f GB/s)%s, reduce %.2f GB/s, copy %.2f GB/s, call %.2f us; "
-                 "wrote %s\n",
+                 "tutti-tune: calibrated: intra %.2f us + %.2f GB/s (large %.2f GB/s, gap %.2f us)%s, "
+                 "inter %.2f us + %.2f GB/s (large %.2f GB/s, gap %.2f us)%s, reduce %.2f GB/s, "
+                 "copy %.2f GB/s, call %.2f us; wrote %s\n",
                  m.intra.alpha_us, gbps(m.intra.bytes_per_us), gbps(m.intra.rate(false)),
-                 intra.measured ? "" : " (default)", m.inter.alpha_us,
-                 gbps(m.inter.bytes_per_us), gbps(m.inter.rate(false)),
+                 m.intra.inject_us, intra.measured ? "" : " (default)", m.inter.alpha_us,
+                 gbps(m.inter.bytes_per_us), gbps(m.inter.rate(false)), m.inter.inject_us,
                  inter.measured ? "" : " (default)",
                  gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us), m.call_us, path.c_str());
   }

@@ -56,6 +56,8 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else if (name == "intra.rndv_beta_gbps") m.intra.rndv_bytes_per_us = positive() * 1e3;
     else if (name == "inter.rndv_alpha_us") m.inter.rndv_alpha_us = v;
     else if (name == "inter.rndv_beta_gbps") m.inter.rndv_bytes_per_us = positive() * 1e3;
+    else if (name == "intra.inject_us") m.intra.inject_us = v;
+    else if (name == "inter.inject_us") m.inter.inject_us = v;
     else if (name == "inter.nics") m.nics_per_node = static_cast<int>(std::max(1.0, std::round(positive())));
     else if (name == "compute.reduce_gbps") m.reduce_bytes_per_us = positive() * 1e3;
     else if (name == "compute.copy_gbps") m.copy_bytes_per_us = positive() * 1e3;
@@ -64,7 +66,8 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else
       fail(TUTTI_ERR_INVALID_ARGUMENT, where, "unknown key '", name,
            "' (known: intra.alpha_us, intra.beta_gbps, intra.rndv_alpha_us, intra.rndv_beta_gbps, "
-           "inter.alpha_us, inter.beta_gbps, inter.rndv_alpha_us, inter.rndv_beta_gbps, "
+           "intra.inject_us, inter.alpha_us, inter.beta_gbps, inter.rndv_alpha_us, "
+           "inter.rndv_beta_gbps, inter.inject_us, "
            "inter.nics, compute.reduce_gbps, compute.copy_gbps, protocol.eager_bytes, "
            "protocol.call_us)");
   }

@@ -18,6 +18,11 @@ struct LinkCost {
   // the small ones.
   double rndv_alpha_us = -1;
   double rndv_bytes_per_us = -1;
+  // Per message: a port (a rank's, inside a node; a NIC, between nodes)
+  // starts at most one message every inject_us, however small (its message
+  // rate; LogGP's gap). A lone message still costs alpha + bytes/beta; a
+  // burst of k small ones from one port takes (k-1) * inject_us longer.
+  double inject_us = 0;
 
   double alpha(bool eager) const { return eager || rndv_alpha_us < 0 ? alpha_us : rndv_alpha_us; }
   double rate(bool eager) const {

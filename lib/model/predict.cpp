@@ -175,7 +175,9 @@ class VirtualRun {
     const bool small = eager(bytes);
     const double wire = static_cast<double>(bytes) / link.rate(small);
     const double start = std::max({depart, *out, *in});
-    *out = *in = start + wire;
+    // The ports take the next message once these bytes are through, and
+    // not before the message rate allows (inject_us).
+    *out = *in = start + std::max(link.inject_us, wire);
     return {start + wire, start + link.alpha(small) + wire};
   }
 

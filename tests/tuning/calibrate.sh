@@ -20,6 +20,8 @@ for key in intra.alpha_us intra.beta_gbps compute.reduce_gbps compute.copy_gbps;
   v=$(value "${key%%.*}" "${key#*.}")
   expect "awk -v v='$v' 'BEGIN {exit !(v + 0 > 0)}'" "$key = $v, measured and positive"
 done
+gap=$(value intra inject_us)
+expect "awk -v v='$gap' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "intra.inject_us = $gap, measured"
 call=$(value protocol call_us)
 expect "awk -v v='$call' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "protocol.call_us = $call, measured"
 # Measured, so not the built-in defaults (intra 0.5 us and 5 GB/s).

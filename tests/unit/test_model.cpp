@@ -115,6 +115,28 @@ TEST_CASE("model: messages through one NIC queue; a second NIC halves the wait",
   CHECK(two > 0.4 * one);
 }
 
+TEST_CASE("model: a NIC's message rate delays bursts, not lone messages", "[model]") {
+  model::Machine m = network_only(10.0, 1.0);
+  const double g = 4.0;  // below alpha: one message per round never waits for it
+  auto both = [&](std::string_view algo) {
+    m.inter.inject_us = 0;
+    const double without = predict_us(Collective::Allreduce, algo, 8, 64, 1, m);
+    m.inter.inject_us = g;
+    const double with = predict_us(Collective::Allreduce, algo, 8, 64, 1, m);
+    INFO(algo << ": " << without << " us, " << with << " us with inject_us " << g);
+    return with - without;
+  };
+  // Recursive doubling: one message per rank and round.
+  CHECK(both("recursive_doubling") == Approx(0).margin(1e-9));
+  // Radix 4 on 64 ranks, one per node: 3 rounds in which every NIC sends
+  // 3 messages and receives 3, so each round takes at least 2g longer (a
+  // sender's third message), and here at most 2 (k-1) g (its sender's port
+  // and its receiver's port each serve the other two first).
+  const double delay = both("recursive_multiplying");
+  CHECK(delay >= 3 * 2 * g - 1e-9);
+  CHECK(delay <= 3 * 2 * 3 * g + 1e-9);
+}
+
 // Representative ranks (model/representative.hpp) against the exact run, where
 // both apply: the symmetric schedules of every collective, one rank per
 // node and several, small and large messages.
@@ -205,6 +227,8 @@ TEST_CASE("model: machine descriptions", "[model]") {
   CHECK(m.copy_bytes_per_us == 20e3);
   CHECK(m.eager_bytes == 16384);
   CHECK(m.call_us == 0.5);  // the default where the file does not say
+  CHECK(m.inter.inject_us == 0);
+  CHECK(model::parse_machine("[inter]\ninject_us = 0.25\n", "rate.toml").inter.inject_us == 0.25);
   // No rendezvous keys: large messages cost what small ones do.
   CHECK(m.inter.alpha(false) == 1.5);
   CHECK(m.inter.rate(false) == 25e3);
