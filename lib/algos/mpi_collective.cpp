@@ -31,7 +31,7 @@ class MpiCollectiveOp : public Operation {
     const int n = as_int(a.count, "count");
     const bool root = rank_ == a.root;
     out_ = out;
-    if (premultiplied()) in = premultiply(in, out);
+    if (premultiplies_average(a, nranks_)) in = premultiply(in, out);
     const void* send = a.in_place ? MPI_IN_PLACE : in;
     int rc = MPI_SUCCESS;
     switch (a.coll) {
@@ -117,14 +117,9 @@ class MpiCollectiveOp : public Operation {
     return copy_.data();
   }
 
-  // 16-bit floats: MPI sums inputs divided by the rank count
-  // (premultiplies_average).
-  bool premultiplied() const {
-    return premultiplies_average(args_) && is_reduction(args_.coll) && nranks_ > 1;
-  }
-
-  // Divides this rank's input where MPI will read it: in place in the output
-  // buffer (which the result overwrites), or in a copy. Returns the input.
+  // 16-bit floats (premultiplies_average): divides this rank's input where
+  // MPI will read it, in place in the output buffer (which the result
+  // overwrites) or in a copy. Returns the input.
   const void* premultiply(const void* in, void* out) {
     const CollArgs& a = args_;
     const size_t bytes = buffer_shape(a, rank_, nranks_).input_bytes;
@@ -140,7 +135,8 @@ class MpiCollectiveOp : public Operation {
   // MPI has no average: it computed the sum; divide where the result lives.
   void finalize_average() {
     const CollArgs& a = args_;
-    if (a.op != Op::Avg || !is_reduction(a.coll) || nranks_ == 1 || premultiplied()) return;
+    if (a.op != Op::Avg || !is_reduction(a.coll) || nranks_ == 1 || premultiplies_average(a, nranks_))
+      return;
     if (a.coll == Collective::Reduce && rank_ != a.root) return;
     local_divide(out_, a.count, a.dtype, nranks_, memory_type_of(out_));
   }

@@ -237,7 +237,7 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args, Plan& uncached) {
       // Direct runs reduce the inputs as given: a premultiplied average
       // goes through its schedule, which divides them first.
       plan.direct = d.algorithm->run_direct && node_memory_ && args.memory == MemoryType::Host &&
-                    !premultiplies_average(args) &&
+                    !premultiplies_average(args, size_) &&
                     d.algorithm->direct_applies(with_params, *plan.schedule, size_);
       if (plan.direct)
         direct_scratch_.resize(std::max(direct_scratch_.size(),

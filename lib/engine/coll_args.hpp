@@ -43,9 +43,11 @@ struct CollArgs {
 // Op::Avg on 16-bit floats divides every input by the rank count before
 // the sum, as NCCL does: their sum overflows long before their average
 // (float16 ends at 65504: four ranks' 20000 do). Other types sum first and
-// divide the result, which rounds once.
-inline bool premultiplies_average(const CollArgs& a) {
-  return a.op == Op::Avg && (a.dtype == Datatype::Float16 || a.dtype == Datatype::Bfloat16);
+// divide the result, which rounds once. Only reductions on more than one
+// rank divide at all.
+inline bool premultiplies_average(const CollArgs& a, int nranks) {
+  return a.op == Op::Avg && (a.dtype == Datatype::Float16 || a.dtype == Datatype::Bfloat16) &&
+         is_reduction(a.coll) && nranks > 1;
 }
 
 // The "message size" tuning rules and tutti-bench use (the nccl-tests size):

@@ -291,7 +291,8 @@ void ScheduleBuilder::reduce(BufRef dst, BufRef a, BufRef b, size_t bytes) {
 }
 
 void ScheduleBuilder::finalize(BufRef dst, size_t bytes) {
-  if (args_.op != Op::Avg || topo_->nranks == 1 || premultiplies_average(args_)) return;
+  if (args_.op != Op::Avg || topo_->nranks == 1 || premultiplies_average(args_, topo_->nranks))
+    return;
   check_elements(bytes, "finalize");
   add_local({.kind = StepKind::Divide, .bytes = bytes, .dst = dst});
 }
@@ -317,9 +318,7 @@ void ScheduleBuilder::end_round() {
 }
 
 void ScheduleBuilder::premultiply_input() {
-  if (!premultiplies_average(args_) || !is_reduction(args_.coll) || topo_->nranks == 1 ||
-      sched_.rounds.empty())
-    return;
+  if (!premultiplies_average(args_, topo_->nranks) || sched_.rounds.empty()) return;
   const size_t bytes = buffer_shape(args_, comm_rank_, topo_->nranks).input_bytes;
   if (bytes == 0) return;
   std::vector<Step> first;
