@@ -10,7 +10,11 @@
 //                     job on one node has no [inter] pair: those keys keep
 //                     their defaults, and the file says so.
 //   [compute]         rank 0 alone: tutti's host reduction (float32 sum) and
-//                     memcpy over 8 MiB buffers touched before timing.
+//                     memcpy over buffers touched before timing, 256 KiB
+//                     to 64 MiB (measure_compute: the rates beyond the
+//                     caches, the cache edge and the rates below it);
+//                     cores_per_node the CPUs rank 0's node's ranks may run
+//                     on (the union of their affinity masks).
 //   protocol.call_us  what a call costs beyond its messages: an 8 B
 //                     allreduce (recursive doubling: one message each way)
 //                     on rank 0 and its first peer, less that link's alpha.
@@ -20,6 +24,8 @@
 //   inter.nics is not measured (default).
 // Every figure is the median of 5 repetitions.
 #include "tune_calibrate.hpp"
+
+#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -204,6 +210,44 @@ double throughput(size_t bytes, F f) {
   return median(reps);
 }
 
+// Rank 0's copy and float32 sum rates at 256 KiB to 64 MiB per operand:
+// beyond the caches (64 MiB) they are copy_gbps and reduce_gbps; the largest
+// size whose copy still runs at least half as fast as the fastest is
+// cache_bytes, and the medians of the rates up to it the cached rates
+// (none when even 64 MiB runs that fast: no cache edge seen).
+void measure_compute(model::Machine& m) {
+  constexpr size_t kLargest = 64 << 20;
+  std::vector<float> a(kLargest / 4, 1.0f), b(kLargest / 4, 2.0f), dst(kLargest / 4, 0.0f);
+  std::vector<std::tuple<size_t, double, double>> ladder;  // (bytes, copy, reduce)
+  for (size_t n = 256 << 10; n <= kLargest; n *= 2) {
+    const size_t repeat = kLargest / n;  // every size times 64 MiB of work
+    const double copy = throughput(n * repeat, [&] {
+      for (size_t i = 0; i < repeat; ++i) std::memcpy(dst.data(), a.data(), n);
+    });
+    const double reduce = throughput(n * repeat, [&] {
+      for (size_t i = 0; i < repeat; ++i)
+        host_reduce(dst.data(), a.data(), b.data(), n / 4, Datatype::Float32, Op::Sum);
+    });
+    ladder.emplace_back(n, copy, reduce);
+  }
+  m.copy_bytes_per_us = std::get<1>(ladder.back());
+  m.reduce_bytes_per_us = std::get<2>(ladder.back());
+  double fastest = 0;
+  for (const auto& step : ladder) fastest = std::max(fastest, std::get<1>(step));
+  std::vector<double> copies, reduces;
+  size_t cache = 0;
+  for (const auto& [n, copy, reduce] : ladder) {
+    if (copy < fastest / 2) break;
+    cache = n;
+    copies.push_back(copy);
+    reduces.push_back(reduce);
+  }
+  if (cache == 0 || cache == kLargest) return;
+  m.cache_bytes = static_cast<double>(cache);
+  m.copy_cached_bytes_per_us = median(copies);
+  m.reduce_cached_bytes_per_us = median(reduces);
+}
+
 }  // namespace
 
 int calibrate(const std::string& path, const std::string& command_line) {
@@ -216,6 +260,13 @@ int calibrate(const std::string& path, const std::string& command_line) {
             "MPI_Comm_split_type");
   int leader = me;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, local), "MPI_Allreduce");
+  // The CPUs the node's ranks may run on: the union of their masks.
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof cpus, &cpus) != 0) CPU_ZERO(&cpus);  // unknown: 0
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus), MPI_BYTE, MPI_BOR,
+                          local),
+            "MPI_Allreduce (CPUs)");
   MPI_Comm_free(&local);
   std::vector<int> leaders(static_cast<size_t>(size));
   check_mpi(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, MPI_COMM_WORLD),
@@ -250,14 +301,10 @@ int calibrate(const std::string& path, const std::string& command_line) {
     if (intra.measured) m.intra = intra.cost;
     if (inter.measured) m.inter = inter.cost;
     if (eager > 0) m.eager_bytes = eager;
+    m.cores_per_node = CPU_COUNT(&cpus);
     if (peer > 0)
       m.call_us = std::max(0.0, call - (same_node > 0 ? m.intra.alpha_us : m.inter.alpha_us));
-    const size_t n = 8 << 20;
-    std::vector<float> a(n / 4, 1.0f), b(n / 4, 2.0f), dst(n / 4, 0.0f);
-    m.reduce_bytes_per_us = throughput(n, [&] {
-      host_reduce(dst.data(), a.data(), b.data(), n / 4, Datatype::Float32, Op::Sum);
-    });
-    m.copy_bytes_per_us = throughput(n, [&] { std::memcpy(dst.data(), a.data(), n); });
+    measure_compute(m);
 
     std::ofstream f(path);
     auto gbps = [](double bytes_per_us) { return bytes_per_us / 1e3; };
@@ -267,7 +314,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
       << "# alpha: half the round trip of 8 B; beta: the slope to 4 KiB; rndv_*: the\n"
       << "# line through 256 KiB and 4 MiB; inject: the gap between the messages of a\n"
       << "# burst of 64 of 8 B;\n"
-      << "# compute: rank 0's float32 sum and memcpy over 8 MiB; call_us: an 8 B\n"
+      << "# compute: rank 0's float32 sum and memcpy over 64 MiB and up to the cache\n"
+      << "# edge, and the CPUs its node's ranks may run on; call_us: an 8 B\n"
       << "# allreduce of two ranks less alpha. Medians of 5.\n";
     auto link_text = [&](const char* name, const Link& l, const model::LinkCost& c,
                          const char* why_not) {
@@ -286,9 +334,20 @@ int calibrate(const std::string& path, const std::string& command_line) {
     f << link_text("intra", intra, m.intra, "  # not measured (one rank per node): defaults")
       << link_text("inter", inter, m.inter, "  # not measured (one node): defaults")
       << "nics = " << m.nics_per_node << "  # not measured\n";
-    std::snprintf(line, sizeof line, "[compute]\nreduce_gbps = %.3f\ncopy_gbps = %.3f\n",
-                  gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us));
-    f << line << "[protocol]\neager_bytes = " << static_cast<long long>(m.eager_bytes)
+    std::snprintf(line, sizeof line,
+                  "[compute]\nreduce_gbps = %.3f\ncopy_gbps = %.3f\ncores_per_node = %d\n",
+                  gbps(m.reduce_bytes_per_us), gbps(m.copy_bytes_per_us), m.cores_per_node);
+    f << line;
+    if (m.cache_bytes > 0) {
+      std::snprintf(line, sizeof line,
+                    "cache_bytes = %.0f\nreduce_cached_gbps = %.3f\ncopy_cached_gbps = %.3f\n",
+                    m.cache_bytes, gbps(m.reduce_cached_bytes_per_us),
+                    gbps(m.copy_cached_bytes_per_us));
+      f << line;
+    } else {
+      f << "cache_bytes = 0  # no cache edge seen from 256 KiB to 64 MiB\n";
+    }
+    f << "[protocol]\neager_bytes = " << static_cast<long long>(m.eager_bytes)
       << (eager > 0 ? "" : "  # not measured (no jump seen from 8 KiB to 512 KiB): default")
       << "\n";
     std::snprintf(line, sizeof line, "call_us = %.3f%s\n", m.call_us,

@@ -6,6 +6,10 @@ tutti-sim predicts for the same shape and machine description.
 
     scripts/model-check.py --np 4 [--machine FILE] [--csv OUT]
     scripts/model-check.py --cluster 2x2 ...   (emulated nodes, as root)
+    scripts/model-check.py --np 4 --machine FILE --measured OLD.csv
+                                     (predict again the times an earlier run
+                                      measured: a model change judged on the
+                                      same measurements)
 
 Prints one row per (collective, algorithm, size) with predicted/measured and
 a summary: the share within 2x, and within 25% on large messages (>= 1 MiB).
@@ -63,6 +67,12 @@ def measure(args, coll, algorithm):
     return {int(r["bytes"]): float(r["time_us"]) for r in rows if not r["error"] and r["time_us"]}
 
 
+def measured_before(path, coll, algorithm):
+    with open(path, newline="") as f:
+        return {int(r["bytes"]): float(r["measured_us"]) for r in csv.DictReader(f)
+                if r["collective"] == coll and r["algorithm"] == algorithm}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", dest="ranks", type=int, default=2)
@@ -75,6 +85,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--collectives", default=",".join(COLLECTIVES))
     ap.add_argument("--csv", help="write the rows here too")
+    ap.add_argument("--measured", help="take the measured times from this earlier --csv output "
+                    "instead of running tutti-bench")
     args = ap.parse_args()
     args.ranks_per_node = args.ranks
     if args.cluster:
@@ -88,7 +100,8 @@ def main():
             if p["predicted_us"]:
                 by_algorithm.setdefault(p["algorithm"], {})[int(p["bytes"])] = float(p["predicted_us"])
         for algorithm, predicted in by_algorithm.items():
-            measured = measure(args, coll, algorithm)
+            measured = (measured_before(args.measured, coll, algorithm) if args.measured
+                        else measure(args, coll, algorithm))
             for size, us in sorted(predicted.items()):
                 if size in measured and measured[size] > 0:
                     rows.append((coll, algorithm, size, us, measured[size], us / measured[size]))

@@ -61,6 +61,10 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else if (name == "inter.nics") m.nics_per_node = static_cast<int>(std::max(1.0, std::round(positive())));
     else if (name == "compute.reduce_gbps") m.reduce_bytes_per_us = positive() * 1e3;
     else if (name == "compute.copy_gbps") m.copy_bytes_per_us = positive() * 1e3;
+    else if (name == "compute.cores_per_node") m.cores_per_node = static_cast<int>(std::round(v));
+    else if (name == "compute.cache_bytes") m.cache_bytes = v;
+    else if (name == "compute.reduce_cached_gbps") m.reduce_cached_bytes_per_us = positive() * 1e3;
+    else if (name == "compute.copy_cached_gbps") m.copy_cached_bytes_per_us = positive() * 1e3;
     else if (name == "protocol.eager_bytes") m.eager_bytes = v;
     else if (name == "protocol.call_us") m.call_us = v;
     else
@@ -68,7 +72,9 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
            "' (known: intra.alpha_us, intra.beta_gbps, intra.rndv_alpha_us, intra.rndv_beta_gbps, "
            "intra.inject_us, inter.alpha_us, inter.beta_gbps, inter.rndv_alpha_us, "
            "inter.rndv_beta_gbps, inter.inject_us, "
-           "inter.nics, compute.reduce_gbps, compute.copy_gbps, protocol.eager_bytes, "
+           "inter.nics, compute.reduce_gbps, compute.copy_gbps, compute.cores_per_node, "
+           "compute.cache_bytes, compute.reduce_cached_gbps, compute.copy_cached_gbps, "
+           "protocol.eager_bytes, "
            "protocol.call_us)");
   }
   return m;

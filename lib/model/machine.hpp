@@ -6,6 +6,7 @@
 // are this project's test machine and its emulated cluster.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace tutti::model {
@@ -38,6 +39,23 @@ struct Machine {
   int nics_per_node = 1;
   double reduce_bytes_per_us = 4e3;  // one rank's reduction of two operands
   double copy_bytes_per_us = 8e3;    // one rank's local copy
+  // Copies and reductions run from the caches, at the *_cached rates, while
+  // an operand times the ranks of the node (which share the last-level
+  // cache, each working on its own operands) is at most cache_bytes: on a
+  // node whose ranks exchange a few MiB through shared memory, the data is
+  // still in the shared cache when the next rank reads it. cache_bytes 0
+  // (or a rate of 0): every size at the rates above.
+  double cache_bytes = 0;
+  double reduce_cached_bytes_per_us = 0;
+  double copy_cached_bytes_per_us = 0;
+  // CPUs the ranks of one node may run on; 0: one per rank. Where a node's
+  // ranks outnumber them, every rank's CPU work on that node (copies,
+  // reductions, and the bytes of messages inside the node, which a CPU
+  // copies too) takes ranks / cores times as long: the ranks take turns.
+  // Latencies are not scaled: how long a descheduled rank takes to run
+  // again is the scheduler's, and calibrating with the job's own rank
+  // count puts it into the measured alpha already.
+  int cores_per_node = 0;
   // Messages up to this size are eager: the send completes once injected,
   // without waiting for the receive to be posted.
   double eager_bytes = 8192;
@@ -45,6 +63,21 @@ struct Machine {
   // software path: dispatch, schedule lookup, entering and leaving the
   // progress loop), charged once per call.
   double call_us = 0.5;
+
+  // Bytes per us of a copy (a reduction) of `bytes` by one of the
+  // `node_ranks` ranks of a node.
+  double copy_rate(size_t bytes, int node_ranks) const {
+    return cached(bytes, node_ranks) && copy_cached_bytes_per_us > 0 ? copy_cached_bytes_per_us
+                                                                     : copy_bytes_per_us;
+  }
+  double reduce_rate(size_t bytes, int node_ranks) const {
+    return cached(bytes, node_ranks) && reduce_cached_bytes_per_us > 0
+               ? reduce_cached_bytes_per_us
+               : reduce_bytes_per_us;
+  }
+  bool cached(size_t bytes, int node_ranks) const {
+    return static_cast<double>(bytes) * node_ranks <= cache_bytes;
+  }
 };
 
 // Reads a machine description; keys missing from the file keep their

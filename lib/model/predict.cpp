@@ -62,6 +62,14 @@ class VirtualRun {
     ingress_ = egress_;
     rank_out_.assign(static_cast<size_t>(topo.nranks), 0);
     rank_in_ = rank_out_;
+    // Nodes whose ranks outnumber their cores run their CPU work on a pool
+    // of that many cores; elsewhere every rank has a core of its own.
+    ranks_on_.assign(static_cast<size_t>(nodes), 0);
+    for (int node : topo.node_of_rank) ++ranks_on_[static_cast<size_t>(node)];
+    cores_.resize(static_cast<size_t>(nodes));
+    for (size_t n = 0; n < cores_.size(); ++n)
+      if (m.cores_per_node > 0 && ranks_on_[n] > m.cores_per_node)
+        cores_[n].assign(static_cast<size_t>(m.cores_per_node), 0);
   }
 
   Prediction run(std::vector<RankState>& ranks) {
@@ -101,12 +109,23 @@ class VirtualRun {
     double local = 0;
     for (uint32_t i = round.begin; i < round.comm_begin; ++i) {
       const Step& step = s.schedule.steps[i];
-      local += static_cast<double>(step.bytes) /
-               (step.kind == StepKind::Copy || step.kind == StepKind::PeerRead  // a peer read is one copy
-                    ? m_.copy_bytes_per_us
-                    : m_.reduce_bytes_per_us);
+      local += static_cast<double>(step.bytes) / local_rate(rank, step);
     }
-    events_.push({start + local, rank});
+    events_.push({on_cpu(rank, start, local), rank});
+  }
+
+  // Bytes per us of `rank`'s local step.
+  double local_rate(int rank, const Step& step) const {
+    switch (step.kind) {
+      case StepKind::Copy:
+        return m_.copy_rate(step.bytes, node_ranks(rank));
+      case StepKind::PeerRead:
+        // The kernel copies from the peer's pages (cross-memory attach): as
+        // a rendezvous message inside a node does, not as a memcpy.
+        return m_.intra.rate(false);
+      default:
+        return m_.reduce_rate(step.bytes, node_ranks(rank));
+    }
   }
 
   void post_round(int rank, double now) {
@@ -174,7 +193,10 @@ class VirtualRun {
     }
     const bool small = eager(bytes);
     const double wire = static_cast<double>(bytes) / link.rate(small);
-    const double start = std::max({depart, *out, *in});
+    double start = std::max({depart, *out, *in});
+    // Inside a node a CPU copies the bytes (shared memory, cross-memory
+    // attach): they wait for a core where ranks share them.
+    if (same_node) start = on_cpu(k.dst, start, wire) - wire;
     // The ports take the next message once these bytes are through, and
     // not before the message rate allows (inject_us).
     *out = *in = start + std::max(link.inject_us, wire);
@@ -188,8 +210,8 @@ class VirtualRun {
       const auto [sent, arrival] = transfer(k, bytes, now);
       complete(rank, sent);
       if (it != recvs_.end()) {
-        complete(it->second.rank,
-                 std::max(arrival, it->second.time) + reduce_cost(it->second.reduce_bytes));
+        const Posted& r = it->second;
+        complete(r.rank, reduced(r.rank, std::max(arrival, r.time), r.reduce_bytes));
         recvs_.erase(it);
       } else {
         sends_[k] = Posted{rank, now, arrival, 0};
@@ -205,7 +227,7 @@ class VirtualRun {
     const auto [sent, arrival] = transfer(k, bytes, now);
     (void)sent;
     complete(rank, arrival);  // rendezvous: done once delivered
-    complete(r.rank, arrival + reduce_cost(r.reduce_bytes));
+    complete(r.rank, reduced(r.rank, arrival, r.reduce_bytes));
   }
 
   void post_recv(int rank, const MessageKey& k, size_t bytes, size_t reduce_bytes, double now) {
@@ -217,17 +239,36 @@ class VirtualRun {
     const Posted s = it->second;
     sends_.erase(it);
     if (s.arrival >= 0) {  // eager: the data is on its way or there
-      complete(rank, std::max(s.arrival, now) + reduce_cost(reduce_bytes));
+      complete(rank, reduced(rank, std::max(s.arrival, now), reduce_bytes));
       return;
     }
     const auto [sent, arrival] = transfer(k, bytes, now);
     (void)sent;
     complete(s.rank, arrival);
-    complete(rank, arrival + reduce_cost(reduce_bytes));
+    complete(rank, reduced(rank, arrival, reduce_bytes));
   }
 
-  double reduce_cost(size_t bytes) const {
-    return static_cast<double>(bytes) / m_.reduce_bytes_per_us;
+  // When `rank`, ready at `ready`, has reduced `bytes` that arrived.
+  double reduced(int rank, double ready, size_t bytes) {
+    const double rate = m_.reduce_rate(bytes, node_ranks(rank));
+    return on_cpu(rank, ready, static_cast<double>(bytes) / rate);
+  }
+
+  int node_of(int rank) const { return topo_.node_of_rank[static_cast<size_t>(rank)]; }
+  int node_ranks(int rank) const { return ranks_on_[static_cast<size_t>(node_of(rank))]; }
+
+  // When CPU work of `duration` us that `rank` can start at `ready` ends: at
+  // once on a core of its own; on a shared node on the core free first. A
+  // list schedule in the order the work is posted, which is not always
+  // time order: work posted late cannot fill an earlier idle gap of a
+  // core, so a shared node may finish later than its best schedule would.
+  double on_cpu(int rank, double ready, double duration) {
+    if (duration <= 0) return ready;
+    auto& cores = cores_[static_cast<size_t>(node_of(rank))];
+    if (cores.empty()) return ready + duration;
+    double& core = *std::min_element(cores.begin(), cores.end());
+    core = std::max(core, ready) + duration;
+    return core;
   }
 
   void complete(int rank, double time) {
@@ -251,6 +292,9 @@ class VirtualRun {
   std::unordered_map<MessageKey, Posted, MessageKeyHash> sends_, recvs_;
   std::vector<double> egress_, ingress_;      // per (node, NIC): busy until
   std::vector<double> rank_out_, rank_in_;    // per rank, inside a node
+  // Per node: when each of its cores is free (empty: a core per rank).
+  std::vector<std::vector<double>> cores_;
+  std::vector<int> ranks_on_;  // per node
   size_t messages_ = 0;
 };
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tutti-tune --calibrate on 2 ranks of one node: writes a machine
 # description that tutti-sim and the dispatcher load, with the [intra] link
-# and the compute figures measured (positive, and not the defaults) and
+# and the compute figures measured (positive, and not the defaults; the
+# node's CPUs; the cache edge and the rates below it where one is seen) and
 # [inter] marked as not measured.
 # Usage: calibrate.sh TUTTI_TUNE TUTTI_SIM
 set -euo pipefail
@@ -22,6 +23,16 @@ for key in intra.alpha_us intra.beta_gbps compute.reduce_gbps compute.copy_gbps;
 done
 gap=$(value intra inject_us)
 expect "awk -v v='$gap' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "intra.inject_us = $gap, measured"
+cores=$(value compute cores_per_node)
+expect "[ '$cores' = $(nproc) ]" "compute.cores_per_node = $cores, the CPUs the ranks may run on ($(nproc))"
+cache=$(value compute cache_bytes)
+expect "awk -v v='$cache' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "compute.cache_bytes = $cache, measured"
+if [ -n "$cache" ] && [ "$cache" != 0 ]; then
+  for key in reduce_cached_gbps copy_cached_gbps; do
+    v=$(value compute "$key")
+    expect "awk -v v='$v' 'BEGIN {exit !(v + 0 > 0)}'" "compute.$key = $v, measured below the cache edge"
+  done
+fi
 call=$(value protocol call_us)
 expect "awk -v v='$call' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "protocol.call_us = $call, measured"
 # Measured, so not the built-in defaults (intra 0.5 us and 5 GB/s).

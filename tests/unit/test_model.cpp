@@ -212,6 +212,50 @@ TEST_CASE("model: 16,384 ranks on representative ranks; ring allreduce stays fla
   CHECK(at64 <= big.us);
 }
 
+TEST_CASE("model: ranks that outnumber their node's cores take turns on them", "[model]") {
+  // Only CPU work: copies inside the node cost as much as a local copy.
+  model::Machine m = network_only(0.0, 1.0);
+  m.intra = {0.0, 1e3};
+  m.copy_bytes_per_us = 1e3;
+  const size_t bytes = size_t{1} << 20;
+  auto at = [&](int cores, Collective coll, std::string_view algo) {
+    m.cores_per_node = cores;
+    return predict_us(coll, algo, bytes, 4, 4, m);
+  };
+  // Ring allgather: every rank copies at once in every round; on 2 cores
+  // the 4 copies of a round take two turns.
+  const double own = at(0, Collective::Allgather, "ring");
+  INFO("ring allgather: " << own << " us on a core each, " << at(2, Collective::Allgather, "ring")
+                          << " on 2 cores");
+  CHECK(at(4, Collective::Allgather, "ring") == Approx(own));
+  CHECK(at(2, Collective::Allgather, "ring") == Approx(2 * own).epsilon(0.05));
+  CHECK(at(1, Collective::Allgather, "ring") == Approx(4 * own).epsilon(0.05));
+  // Linear gather: only the root receives (one message at a time through
+  // its port), so a shared core changes nothing.
+  CHECK(at(2, Collective::Gather, "linear") == Approx(at(0, Collective::Gather, "linear")));
+}
+
+TEST_CASE("model: copies and reductions that fit the shared cache run at its rate", "[model]") {
+  model::Machine m;
+  m.copy_bytes_per_us = 5e3;
+  m.copy_cached_bytes_per_us = 25e3;
+  m.reduce_bytes_per_us = 4e3;
+  m.reduce_cached_bytes_per_us = 16e3;
+  m.cache_bytes = 4 << 20;
+  // The node's ranks share the cache: 1 MiB each fits for 4 ranks, not 8.
+  CHECK(m.copy_rate(1 << 20, 4) == 25e3);
+  CHECK(m.copy_rate(1 << 20, 8) == 5e3);
+  CHECK(m.reduce_rate(1 << 20, 4) == 16e3);
+  CHECK(m.reduce_rate(2 << 20, 4) == 4e3);
+  // The shared-segment allreduce of 2 MiB on 2 ranks: copies and sums of at
+  // most 2 MiB each.
+  const double cached = predict_us(Collective::Allreduce, "shm", 2 << 20, 2, 2, m);
+  m.cache_bytes = 0;
+  const double uncached = predict_us(Collective::Allreduce, "shm", 2 << 20, 2, 2, m);
+  INFO(cached << " us from the cache, " << uncached << " us without");
+  CHECK(cached < 0.5 * uncached);
+}
+
 TEST_CASE("model: machine descriptions", "[model]") {
   const model::Machine m = model::parse_machine(
       "# an HDR node\n[intra]\nalpha_us = 0.3\nbeta_gbps = 20\n[inter]\nalpha_us = 1.5 # us\n"
@@ -229,6 +273,16 @@ TEST_CASE("model: machine descriptions", "[model]") {
   CHECK(m.call_us == 0.5);  // the default where the file does not say
   CHECK(m.inter.inject_us == 0);
   CHECK(model::parse_machine("[inter]\ninject_us = 0.25\n", "rate.toml").inter.inject_us == 0.25);
+  CHECK(m.cores_per_node == 0);  // a core per rank
+  CHECK(m.cache_bytes == 0);
+  const model::Machine cpu = model::parse_machine(
+      "[compute]\ncores_per_node = 2\ncache_bytes = 4194304\nreduce_cached_gbps = 15.5\n"
+      "copy_cached_gbps = 25\n",
+      "cpu.toml");
+  CHECK(cpu.cores_per_node == 2);
+  CHECK(cpu.cache_bytes == 4194304);
+  CHECK(cpu.reduce_cached_bytes_per_us == 15.5e3);
+  CHECK(cpu.copy_cached_bytes_per_us == 25e3);
   // No rendezvous keys: large messages cost what small ones do.
   CHECK(m.inter.alpha(false) == 1.5);
   CHECK(m.inter.rate(false) == 25e3);
