@@ -9,6 +9,9 @@
 //                     64 of 8 B (tutti_isend at once), beyond one's latency. A
 //                     job on one node has no [inter] pair: those keys keep
 //                     their defaults, and the file says so.
+//   intra.flag_us     half a cache line's round trip between ranks 0 and 1
+//                     where they share a node (tutti-bench --bounds' probe).
+//   intra.peer_read_us  a cross-memory read of 8 B from rank 0's node peer.
 //   [compute]         rank 0 alone: tutti's host reduction (float32 sum) and
 //                     memcpy over buffers touched before timing, 256 KiB
 //                     to 64 MiB (measure_compute: the rates beyond the
@@ -18,6 +21,10 @@
 //   protocol.call_us  what a call costs beyond its messages: an 8 B
 //                     allreduce (recursive doubling: one message each way)
 //                     on rank 0 and its first peer, less that link's alpha.
+//   protocol.direct_call_us  the same for a call that runs directly on the
+//                     caller's thread: an 8 B "shm" allreduce of rank 0 and
+//                     its node peer, less what the model charges for its
+//                     flags and copies.
 //   protocol.eager_bytes  where a message twice as large takes 1.8 times as
 //                     long (the rendezvous handshake), 8-256 KiB, on the
 //                     link between nodes if there is one.
@@ -26,6 +33,7 @@
 #include "tune_calibrate.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -33,14 +41,21 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <optional>
+#include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "base/status.hpp"
 #include "cli.hpp"
+#include "algos/registry.hpp"
+#include "bench_bounds.hpp"
 #include "host/reduce.hpp"
 #include "model/machine.hpp"
+#include "model/predict.hpp"
+#include "node/peer_memory.hpp"
 #include "transport/mpi_types.hpp"
 #include "tutti/tutti.h"
 
@@ -127,22 +142,44 @@ std::pair<double, double> line_through(double b0, double t0, double b1, double t
   return {std::max(0.0, t0 - b0 / rate), rate};
 }
 
+// Waits for every rank of the world without spinning, so that the ranks
+// that take no part in a measurement leave the cores to the pair measured.
+void quiet_barrier() {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &request), "MPI_Ibarrier");
+  for (int done = 0;;) {
+    check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+}
+
 // Both regimes between world ranks 0 and b (result on rank 0): eager
 // messages from 8 B and 4 KiB, rendezvous ones from 256 KiB and 4 MiB.
+// Where a node's ranks outnumber its cores, the model shares the cores
+// among the CPU work (Machine::cores_per_node) but not the latency of a
+// descheduled rank, so the latency is measured while the other ranks spin
+// in a barrier (as a job's busy ranks would), the rates while they sleep
+// (on cores of the pair's own), and the rendezvous line moved up by the
+// difference of the two latencies. On a node with a core per rank the two
+// latencies agree.
 Link measure_link(tutti_comm_t comm, int me, int b) {
   Link l;
+  const double t8_busy = half_round_trip(comm, me, 0, b, 8);
+  MPI_Barrier(MPI_COMM_WORLD);
   const double t8 = half_round_trip(comm, me, 0, b, 8);
   const double t4k = half_round_trip(comm, me, 0, b, 4 << 10);
   const double t256k = half_round_trip(comm, me, 0, b, 256 << 10);
   const double t4m = half_round_trip(comm, me, 0, b, 4 << 20);
   const double gap = burst_gap(comm, me, 0, b, t8);
-  MPI_Barrier(MPI_COMM_WORLD);
+  quiet_barrier();
   if (me != 0) return l;
   l.measured = true;
   std::tie(l.cost.alpha_us, l.cost.bytes_per_us) = line_through(8, t8, 4 << 10, t4k);
-  l.cost.alpha_us = t8;  // the small-message latency itself
+  l.cost.alpha_us = t8_busy;  // the small-message latency itself
   std::tie(l.cost.rndv_alpha_us, l.cost.rndv_bytes_per_us) =
       line_through(256 << 10, t256k, 4 << 20, t4m);
+  l.cost.rndv_alpha_us += std::max(0.0, t8_busy - t8);
   l.cost.inject_us = gap;
   return l;
 }
@@ -161,9 +198,9 @@ double eager_limit(tutti_comm_t comm, int me, int b) {
   return 0;
 }
 
-// Time of an 8 B allreduce by recursive doubling (one message each way)
-// between world ranks 0 and b, in us, on rank 0 (0 elsewhere). Collective.
-double allreduce_8b(int me, int b) {
+// Time of an 8 B allreduce by `algorithm` between world ranks 0 and b, in
+// us, on rank 0 (0 elsewhere). Collective.
+double allreduce_8b(int me, int b, const char* algorithm) {
   MPI_Comm pair = MPI_COMM_NULL;
   check_mpi(MPI_Comm_split(MPI_COMM_WORLD, me == 0 || me == b ? 0 : MPI_UNDEFINED, me, &pair),
             "MPI_Comm_split");
@@ -172,7 +209,7 @@ double allreduce_8b(int me, int b) {
     tutti_comm_t comm = nullptr;
     check(tutti_comm_create(pair, &comm), "tutti_comm_create");
     try {
-      check(tutti_comm_force_algorithm(comm, "allreduce", "recursive_doubling"),
+      check(tutti_comm_force_algorithm(comm, "allreduce", algorithm),
             "tutti_comm_force_algorithm");
       float in[2] = {1, 2}, out[2] = {};
       auto call = [&] {
@@ -196,6 +233,52 @@ double allreduce_8b(int me, int b) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   return me == 0 ? us : 0;
+}
+
+// The fixed cost of a cross-memory read of 8 B from world rank b's memory,
+// in us, on rank 0 (0 elsewhere, and where the kernel refuses: the file
+// then keeps the default). Collective.
+double peer_read_us(int me, int b) {
+  uint64_t value = 42, where[2] = {static_cast<uint64_t>(getpid()),
+                                   reinterpret_cast<uint64_t>(&value)};
+  double us = 0;
+  if (me == b) {
+    check_mpi(MPI_Send(where, 2, MPI_UINT64_T, 0, 0, MPI_COMM_WORLD), "MPI_Send");
+  } else if (me == 0) {
+    check_mpi(MPI_Recv(where, 2, MPI_UINT64_T, b, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+              "MPI_Recv");
+    uint64_t got = 0;
+    std::string why;
+    if (read_peer_memory(where[0], &got, where[1], sizeof got, why) && got == 42) {
+      std::vector<double> reps;
+      for (int rep = 0; rep < 5; ++rep) {
+        const auto start = Clock::now();
+        for (int i = 0; i < 1000; ++i) read_peer_memory(where[0], &got, where[1], sizeof got, why);
+        reps.push_back(seconds_since(start) * 1e6 / 1000);
+      }
+      us = median(reps);
+    } else {
+      std::fprintf(stderr, "tutti-tune: no cross-memory read of rank %d (%s): intra.peer_read_us "
+                   "not measured\n", b, why.c_str());
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // b's value lives until rank 0 is done with it
+  return us;
+}
+
+// What a direct shared-memory call (an 8 B "shm" allreduce of two ranks of
+// a node, on the caller's thread) that took `measured` us costs beyond what
+// the model `m` charges for its flags and copies: protocol.direct_call_us.
+double direct_call_us(double measured, const model::Machine& m) {
+  model::Machine bare = m;
+  bare.call_us = bare.direct_call_us = 0;
+  const algos::Algorithm* shm = algos::find_algorithm(Collective::Allreduce, "shm");
+  CollArgs args{.coll = Collective::Allreduce, .dtype = Datatype::Float32, .op = Op::Sum};
+  args.count = 2;
+  const model::Prediction p =
+      model::predict(*shm, args, model::model_topology(2, 2), bare);
+  if (!p.error.empty()) fail(TUTTI_ERR_INTERNAL, "model of the shm allreduce: ", p.error);
+  return std::max(0.0, measured - p.us);
 }
 
 // Bytes per us of f over `bytes`, median of 5.
@@ -296,15 +379,38 @@ int calibrate(const std::string& path, const std::string& command_line) {
   check(tutti_comm_destroy(comm), "tutti_comm_destroy");
   // The call overhead, on the nearest pair there is.
   const int peer = same_node > 0 ? same_node : other_node;
-  const double call = peer > 0 ? allreduce_8b(me, peer) : 0;
+  const double call = peer > 0 ? allreduce_8b(me, peer, "recursive_doubling") : 0;
+  // The shared segment's costs: a flag (half a cache line's round trip
+  // between ranks 0 and 1, where they share a node), a peer read and a
+  // direct call. Not where rank 0's node has more ranks than cores: the
+  // model then charges a flag a message's alpha and a direct call call_us
+  // (a waiter must first be woken), and a cache line's round trip measures
+  // the scheduler.
+  int shared_cores = 0;
+  if (me == 0) {
+    const auto node_ranks = std::count(leaders.begin(), leaders.end(), leaders[0]);
+    shared_cores = node_ranks > CPU_COUNT(&cpus) ? 1 : 0;
+  }
+  check_mpi(MPI_Bcast(&shared_cores, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  std::optional<double> flag_trip;
+  double direct = -1;
+  if (!shared_cores) {
+    HardwareBounds bounds(MPI_COMM_WORLD);
+    flag_trip = bounds.round_trip_us(20000);
+    if (same_node > 0) direct = allreduce_8b(me, same_node, "shm");
+  }
+  const double read_us = same_node > 0 ? peer_read_us(me, same_node) : 0;
   if (me == 0) {
     if (intra.measured) m.intra = intra.cost;
     if (inter.measured) m.inter = inter.cost;
     if (eager > 0) m.eager_bytes = eager;
     m.cores_per_node = CPU_COUNT(&cpus);
+    if (flag_trip) m.flag_us = *flag_trip / 2;
+    m.peer_read_us = read_us;
     if (peer > 0)
       m.call_us = std::max(0.0, call - (same_node > 0 ? m.intra.alpha_us : m.inter.alpha_us));
     measure_compute(m);
+    if (direct >= 0) m.direct_call_us = direct_call_us(direct, m);
 
     std::ofstream f(path);
     auto gbps = [](double bytes_per_us) { return bytes_per_us / 1e3; };
@@ -317,8 +423,9 @@ int calibrate(const std::string& path, const std::string& command_line) {
       << "# compute: rank 0's float32 sum and memcpy over 64 MiB and up to the cache\n"
       << "# edge, and the CPUs its node's ranks may run on; call_us: an 8 B\n"
       << "# allreduce of two ranks less alpha. Medians of 5.\n";
+    // `extra`: the link's keys beyond the message costs, where it was measured.
     auto link_text = [&](const char* name, const Link& l, const model::LinkCost& c,
-                         const char* why_not) {
+                         const char* why_not, const std::string& extra) {
       std::string text = str("[", name, "]", l.measured ? "" : why_not, "\n");
       std::snprintf(line, sizeof line, "alpha_us = %.3f\nbeta_gbps = %.3f\n", c.alpha_us,
                     gbps(c.bytes_per_us));
@@ -327,12 +434,26 @@ int calibrate(const std::string& path, const std::string& command_line) {
         std::snprintf(line, sizeof line,
                       "rndv_alpha_us = %.3f\nrndv_beta_gbps = %.3f\ninject_us = %.3f\n",
                       c.rndv_alpha_us, gbps(c.rndv_bytes_per_us), c.inject_us);
-        text += line;
+        text += line + extra;
       }
       return text;
     };
-    f << link_text("intra", intra, m.intra, "  # not measured (one rank per node): defaults")
-      << link_text("inter", inter, m.inter, "  # not measured (one node): defaults")
+    // A key not measured is left out (its default: as a message, as call_us).
+    std::string segment_keys;
+    if (m.flag_us >= 0) {
+      std::snprintf(line, sizeof line, "flag_us = %.3f\n", m.flag_us);
+      segment_keys = line;
+    } else {
+      segment_keys = str("# flag_us not measured (",
+                         shared_cores ? "ranks share cores" : "ranks 0 and 1 on two nodes",
+                         "): a message's alpha\n");
+    }
+    std::snprintf(line, sizeof line, "peer_read_us = %.3f%s\n", m.peer_read_us,
+                  read_us > 0 ? "" : "  # not measured");
+    segment_keys += line;
+    f << link_text("intra", intra, m.intra, "  # not measured (one rank per node): defaults",
+                   segment_keys)
+      << link_text("inter", inter, m.inter, "  # not measured (one node): defaults", "")
       << "nics = " << m.nics_per_node << "  # not measured\n";
     std::snprintf(line, sizeof line,
                   "[compute]\nreduce_gbps = %.3f\ncopy_gbps = %.3f\ncores_per_node = %d\n",
@@ -353,6 +474,13 @@ int calibrate(const std::string& path, const std::string& command_line) {
     std::snprintf(line, sizeof line, "call_us = %.3f%s\n", m.call_us,
                   peer > 0 ? "" : "  # not measured (one rank): default");
     f << line;
+    if (m.direct_call_us >= 0) {
+      std::snprintf(line, sizeof line, "direct_call_us = %.3f\n", m.direct_call_us);
+      f << line;
+    } else {
+      f << "# direct_call_us not measured ("
+        << (shared_cores ? "ranks share cores" : "one rank per node") << "): call_us\n";
+    }
     f.close();
     if (!f) fail(TUTTI_ERR_INVALID_ARGUMENT, "cannot write '", path, "'");
     // The file must read back as what was measured.

@@ -57,6 +57,9 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else if (name == "inter.rndv_alpha_us") m.inter.rndv_alpha_us = v;
     else if (name == "inter.rndv_beta_gbps") m.inter.rndv_bytes_per_us = positive() * 1e3;
     else if (name == "intra.inject_us") m.intra.inject_us = v;
+    else if (name == "intra.flag_us") m.flag_us = v;
+    else if (name == "intra.peer_read_us") m.peer_read_us = v;
+    else if (name == "protocol.direct_call_us") m.direct_call_us = v;
     else if (name == "inter.inject_us") m.inter.inject_us = v;
     else if (name == "inter.nics") m.nics_per_node = static_cast<int>(std::max(1.0, std::round(positive())));
     else if (name == "compute.reduce_gbps") m.reduce_bytes_per_us = positive() * 1e3;
@@ -70,12 +73,12 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else
       fail(TUTTI_ERR_INVALID_ARGUMENT, where, "unknown key '", name,
            "' (known: intra.alpha_us, intra.beta_gbps, intra.rndv_alpha_us, intra.rndv_beta_gbps, "
-           "intra.inject_us, inter.alpha_us, inter.beta_gbps, inter.rndv_alpha_us, "
+           "intra.inject_us, intra.flag_us, intra.peer_read_us, inter.alpha_us, inter.beta_gbps, inter.rndv_alpha_us, "
            "inter.rndv_beta_gbps, inter.inject_us, "
            "inter.nics, compute.reduce_gbps, compute.copy_gbps, compute.cores_per_node, "
            "compute.cache_bytes, compute.reduce_cached_gbps, compute.copy_cached_gbps, "
            "protocol.eager_bytes, "
-           "protocol.call_us)");
+           "protocol.call_us, protocol.direct_call_us)");
   }
   return m;
 }

@@ -37,6 +37,13 @@ struct Machine {
   // Between nodes, per NIC (the emulated cluster: TCP over veth).
   LinkCost inter{25.0, 1.2e3, -1, -1};
   int nics_per_node = 1;
+  // Inside a node, what the shared segment costs beyond its copies: a flag,
+  // from one rank's store to its waiter seeing it (half a cache line's
+  // round trip between two cores; negative: as an intra-node message), and
+  // the fixed cost of one cross-memory read of a peer's buffer (a system
+  // call that pins the peer's pages).
+  double flag_us = -1;
+  double peer_read_us = 0;
   double reduce_bytes_per_us = 4e3;  // one rank's reduction of two operands
   double copy_bytes_per_us = 8e3;    // one rank's local copy
   // Copies and reductions run from the caches, at the *_cached rates, while
@@ -63,6 +70,10 @@ struct Machine {
   // software path: dispatch, schedule lookup, entering and leaving the
   // progress loop), charged once per call.
   double call_us = 0.5;
+  // The same for a blocking call that runs directly on the caller's thread,
+  // without the engine (the shared-memory algorithms' small calls,
+  // engine/direct_call.hpp). Negative: call_us.
+  double direct_call_us = -1;
 
   // Bytes per us of a copy (a reduction) of `bytes` by one of the
   // `node_ranks` ranks of a node.

@@ -43,6 +43,7 @@ struct Posted {
 
 struct RankState {
   Schedule schedule;
+  bool direct = false;  // a blocking call runs it on the caller's thread
   size_t round = 0;
   uint32_t outstanding = 0;
   double round_done = 0;
@@ -87,7 +88,11 @@ class VirtualRun {
                       " (its schedule waits for a message no rank sends)");
         return p;
       }
-      p.us = std::max(p.us, ranks[r].finished + m_.call_us);
+      // (Where ranks share cores the measured call_us stands, for the same
+      // reason as a flag's cost.)
+      const bool direct = ranks[r].direct && m_.direct_call_us >= 0 &&
+                          cores_[static_cast<size_t>(node_of(static_cast<int>(r)))].empty();
+      p.us = std::max(p.us, ranks[r].finished + (direct ? m_.direct_call_us : m_.call_us));
       p.max_rounds = std::max(p.max_rounds, ranks[r].schedule.rounds.size());
     }
     // Representative ranks: every node sends what node 0 sends.
@@ -110,6 +115,7 @@ class VirtualRun {
     for (uint32_t i = round.begin; i < round.comm_begin; ++i) {
       const Step& step = s.schedule.steps[i];
       local += static_cast<double>(step.bytes) / local_rate(rank, step);
+      if (step.kind == StepKind::PeerRead) local += m_.peer_read_us;
     }
     events_.push({on_cpu(rank, start, local), rank});
   }
@@ -192,6 +198,12 @@ class VirtualRun {
       in = &ingress_[static_cast<size_t>(dst_node * nics + k.dst % nics)];
     }
     const bool small = eager(bytes);
+    // A flag through the segment is a store another core sees, not a
+    // message; but where ranks share cores its waiter may first have to be
+    // woken, which the link's alpha, calibrated at that shape, includes.
+    const bool flag = (k.index & kFlagIndex) != 0;
+    const bool own_cores = cores_[static_cast<size_t>(node_of(k.dst))].empty();
+    const double alpha = flag && own_cores && m_.flag_us >= 0 ? m_.flag_us : link.alpha(small);
     const double wire = static_cast<double>(bytes) / link.rate(small);
     double start = std::max({depart, *out, *in});
     // Inside a node a CPU copies the bytes (shared memory, cross-memory
@@ -199,8 +211,8 @@ class VirtualRun {
     if (same_node) start = on_cpu(k.dst, start, wire) - wire;
     // The ports take the next message once these bytes are through, and
     // not before the message rate allows (inject_us).
-    *out = *in = start + std::max(link.inject_us, wire);
-    return {start + wire, start + link.alpha(small) + wire};
+    *out = *in = start + std::max(flag ? 0.0 : link.inject_us, wire);
+    return {start + wire, start + alpha + wire};
   }
 
   // `rank` posted the send (or receive) of message k.
@@ -298,6 +310,15 @@ class VirtualRun {
   size_t messages_ = 0;
 };
 
+// Whether a blocking call of `args` runs `schedule` directly on the
+// caller's thread (as Comm::plan decides; engine/direct_call.hpp).
+bool runs_directly(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                   const Schedule& schedule) {
+  return algo.run_direct && algo.direct_applies && args.memory == MemoryType::Host &&
+         topo.shared_bytes > 0 && !premultiplies_average(args, topo.nranks) &&
+         algo.direct_applies(args, schedule, topo.nranks);
+}
+
 // Why a prediction cannot be made at all, whatever the size.
 std::optional<std::string> not_modelled(const algos::Algorithm& algo, const CollArgs& args,
                                         const Topology& topo) {
@@ -338,7 +359,10 @@ Prediction predict_representative(const algos::Algorithm& algo, const CollArgs& 
     return p;
   }
   std::vector<RankState> ranks(reps.schedules.size());
-  for (size_t r = 0; r < ranks.size(); ++r) ranks[r].schedule = std::move(reps.schedules[r]);
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    ranks[r].schedule = std::move(reps.schedules[r]);
+    ranks[r].direct = runs_directly(algo, args, topo, ranks[r].schedule);
+  }
   p = VirtualRun(topo, machine, reps.ranks_per_node, reps.symmetry).run(ranks);
   p.representative = true;
   return p;
@@ -384,6 +408,7 @@ Prediction predict_once(const algos::Algorithm& algo, const CollArgs& args, cons
     size_t requests = 0;
     Schedule& s = ranks[static_cast<size_t>(r)].schedule;
     s = build_schedule(algo, args, topo, r, &requests);
+    ranks[static_cast<size_t>(r)].direct = runs_directly(algo, args, topo, s);
     total += work(s, requests);
     if (total > max_steps) {
       ranks.clear();

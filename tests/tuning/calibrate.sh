@@ -2,7 +2,8 @@
 # tutti-tune --calibrate on 2 ranks of one node: writes a machine
 # description that tutti-sim and the dispatcher load, with the [intra] link
 # and the compute figures measured (positive, and not the defaults; the
-# node's CPUs; the cache edge and the rates below it where one is seen) and
+# node's CPUs; the cache edge and the rates below it where one is seen; the
+# segment's flag, peer-read and direct-call costs) and
 # [inter] marked as not measured.
 # Usage: calibrate.sh TUTTI_TUNE TUTTI_SIM
 set -euo pipefail
@@ -33,6 +34,12 @@ if [ -n "$cache" ] && [ "$cache" != 0 ]; then
     expect "awk -v v='$v' 'BEGIN {exit !(v + 0 > 0)}'" "compute.$key = $v, measured below the cache edge"
   done
 fi
+flag=$(value intra flag_us)
+expect "awk -v v='$flag' 'BEGIN {exit !(v != \"\" && v + 0 > 0)}'" "intra.flag_us = $flag, measured (ranks 0 and 1 share the node)"
+direct=$(value protocol direct_call_us)
+expect "awk -v v='$direct' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "protocol.direct_call_us = $direct, measured"
+expect "grep -Eq '^peer_read_us = ([0-9.]*[1-9][0-9.]*\$|0.000  # not measured)' '$file'" \
+  "intra.peer_read_us measured, or said not to be (no cross-memory attach here)"
 call=$(value protocol call_us)
 expect "awk -v v='$call' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "protocol.call_us = $call, measured"
 # Measured, so not the built-in defaults (intra 0.5 us and 5 GB/s).

@@ -256,6 +256,31 @@ TEST_CASE("model: copies and reductions that fit the shared cache run at its rat
   CHECK(cached < 0.5 * uncached);
 }
 
+TEST_CASE("model: the shared segment's flags, peer reads and direct calls", "[model]") {
+  model::Machine m;
+  m.intra = {5.0, 5e3};  // a message inside the node: 5 us
+  m.call_us = 1.0;
+  auto shm_8b = [&](std::string_view algo) {
+    return predict_us(Collective::Allreduce, algo, 8, 2, 2, m);
+  };
+  // A flag is a store another core sees, not a message.
+  const double as_message = shm_8b("shm");
+  m.flag_us = 0.1;
+  const double as_flag = shm_8b("shm");
+  INFO("shm allreduce of 8 B: " << as_message << " us with flags as messages, " << as_flag);
+  CHECK(as_flag < as_message - 4.0);
+  // A small blocking shm call runs on the caller's thread: direct_call_us,
+  // not call_us; an algorithm that sends messages keeps call_us.
+  const double ring = shm_8b("ring");
+  m.direct_call_us = 0.25;
+  CHECK(shm_8b("shm") == Approx(as_flag - 0.75));
+  CHECK(shm_8b("ring") == Approx(ring));
+  // Each cross-memory read pays its system call.
+  const double cma = shm_8b("cma");
+  m.peer_read_us = 2.0;
+  CHECK(shm_8b("cma") >= cma + 2.0);
+}
+
 TEST_CASE("model: machine descriptions", "[model]") {
   const model::Machine m = model::parse_machine(
       "# an HDR node\n[intra]\nalpha_us = 0.3\nbeta_gbps = 20\n[inter]\nalpha_us = 1.5 # us\n"
@@ -283,6 +308,14 @@ TEST_CASE("model: machine descriptions", "[model]") {
   CHECK(cpu.cache_bytes == 4194304);
   CHECK(cpu.reduce_cached_bytes_per_us == 15.5e3);
   CHECK(cpu.copy_cached_bytes_per_us == 25e3);
+  CHECK(m.flag_us < 0);  // as a message
+  CHECK(m.direct_call_us < 0);  // as call_us
+  const model::Machine segment = model::parse_machine(
+      "[intra]\nflag_us = 0.08\npeer_read_us = 2.5\n[protocol]\ndirect_call_us = 0.1\n",
+      "segment.toml");
+  CHECK(segment.flag_us == 0.08);
+  CHECK(segment.peer_read_us == 2.5);
+  CHECK(segment.direct_call_us == 0.1);
   // No rendezvous keys: large messages cost what small ones do.
   CHECK(m.inter.alpha(false) == 1.5);
   CHECK(m.inter.rate(false) == 25e3);
