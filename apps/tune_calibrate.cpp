@@ -25,8 +25,8 @@
 //                     caller's thread: an 8 B "shm" allreduce of rank 0 and
 //                     its node peer, less what the model charges for its
 //                     flags and copies.
-//   protocol.eager_bytes  where a message twice as large takes 1.8 times as
-//                     long (the rendezvous handshake), 8-256 KiB, on the
+//   protocol.eager_bytes  where the time a message takes jumps above its
+//                     line (the rendezvous handshake), 16-256 KiB, on the
 //                     link between nodes if there is one.
 //   inter.nics is not measured (default).
 // Every figure is the median of 5 repetitions.
@@ -48,10 +48,10 @@
 #include <utility>
 #include <vector>
 
-#include "base/status.hpp"
-#include "cli.hpp"
 #include "algos/registry.hpp"
+#include "base/status.hpp"
 #include "bench_bounds.hpp"
+#include "cli.hpp"
 #include "host/reduce.hpp"
 #include "model/machine.hpp"
 #include "model/predict.hpp"
@@ -185,17 +185,30 @@ Link measure_link(tutti_comm_t comm, int me, int b) {
 }
 
 // The largest message still sent eagerly between world ranks 0 and b
-// (result on rank 0, 0 if no jump is seen): the size n after which a
-// message of 2n takes more than 1.8 times as long (the rendezvous
-// handshake), between 8 KiB and 256 KiB.
-double eager_limit(tutti_comm_t comm, int me, int b) {
+// (result on rank 0, 0 if no jump is seen), between 16 KiB and 256 KiB:
+// see below.
+// `probe` gets the half round trips measured, for the file's comment.
+double eager_limit(tutti_comm_t comm, int me, int b, std::string& probe) {
   std::vector<double> t;
   for (size_t n = 8 << 10; n <= (512 << 10); n *= 2) t.push_back(half_round_trip(comm, me, 0, b, n));
   MPI_Barrier(MPI_COMM_WORLD);
   if (me != 0) return 0;
-  for (size_t i = 0; i + 1 < t.size(); ++i)
-    if (t[i + 1] > 1.8 * t[i]) return static_cast<double>(size_t{8 << 10} << i);
-  return 0;
+  for (size_t i = 0; i < t.size(); ++i)
+    probe += str(i ? ", " : "", 8 << i, " KiB ", static_cast<int>(t[i] * 10 + 0.5) / 10.0, " us");
+  // On one protocol's line (alpha + n/beta) each step up the ladder adds
+  // twice what the step before added; the switch to rendezvous adds its
+  // handshake on top. So the limit is where the added time grows most from
+  // one step to the next, if that is well above the line's 2x.
+  double best = 3.0;
+  size_t limit = 0;
+  for (size_t i = 1; i + 1 < t.size(); ++i) {
+    const double growth = (t[i + 1] - t[i]) / std::max(t[i] - t[i - 1], 0.05);
+    if (growth > best) {
+      best = growth;
+      limit = size_t{8 << 10} << i;
+    }
+  }
+  return static_cast<double>(limit);
 }
 
 // Time of an 8 B allreduce by `algorithm` between world ranks 0 and b, in
@@ -365,13 +378,14 @@ int calibrate(const std::string& path, const std::string& command_line) {
   model::Machine m;
   Link intra, inter;
   double eager = 0;
+  std::string eager_probe;
   try {
     if (same_node > 0) intra = measure_link(comm, me, same_node);
     if (other_node > 0) inter = measure_link(comm, me, other_node);
     // The eager limit of the link between nodes where there is one (it
     // matters most there: TCP's differs from shared memory's).
     const int far = other_node > 0 ? other_node : same_node;
-    if (far > 0) eager = eager_limit(comm, me, far);
+    if (far > 0) eager = eager_limit(comm, me, far, eager_probe);
   } catch (...) {
     tutti_comm_destroy(comm);
     throw;
@@ -470,6 +484,7 @@ int calibrate(const std::string& path, const std::string& command_line) {
     }
     f << "[protocol]\neager_bytes = " << static_cast<long long>(m.eager_bytes)
       << (eager > 0 ? "" : "  # not measured (no jump seen from 8 KiB to 512 KiB): default")
+      << (eager_probe.empty() ? "" : "\n# (half round trips: " + eager_probe + ")")
       << "\n";
     std::snprintf(line, sizeof line, "call_us = %.3f%s\n", m.call_us,
                   peer > 0 ? "" : "  # not measured (one rank): default");

@@ -247,6 +247,7 @@ TEST_CASE("model: copies and reductions that fit the shared cache run at its rat
   CHECK(m.copy_rate(1 << 20, 8) == 5e3);
   CHECK(m.reduce_rate(1 << 20, 4) == 16e3);
   CHECK(m.reduce_rate(2 << 20, 4) == 4e3);
+  CHECK(m.copy_rate(1 << 20, 1) == 5e3);  // alone on its node: from the network
   // The shared-segment allreduce of 2 MiB on 2 ranks: copies and sums of at
   // most 2 MiB each.
   const double cached = predict_us(Collective::Allreduce, "shm", 2 << 20, 2, 2, m);
