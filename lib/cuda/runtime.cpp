@@ -1,9 +1,11 @@
 #include "cuda/runtime.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <string_view>
 #include <vector>
 
 
@@ -16,6 +18,7 @@ struct DeviceState {
   bool props_ready = false;
   DeviceProps props;
   cudaStream_t stream = nullptr;
+  cudaStream_t copy_streams[2] = {nullptr, nullptr};  // CopyDirection
   std::vector<cudaEvent_t> free_events;
 };
 
@@ -102,6 +105,27 @@ cudaStream_t stream() {
   DeviceState& s = state_locked(r, device);
   if (!s.stream) check(cudaStreamCreateWithFlags(&s.stream, cudaStreamDefault), "cudaStreamCreate");
   return s.stream;
+}
+
+cudaStream_t copy_stream(CopyDirection direction) {
+  const int device = current_device();
+  Registry& r = registry();
+  std::lock_guard lock(r.mutex);
+  cudaStream_t& s = state_locked(r, device).copy_streams[static_cast<int>(direction)];
+  // Blocking, like tutti's stream: it also waits for the legacy default stream.
+  if (!s) check(cudaStreamCreateWithFlags(&s, cudaStreamDefault), "cudaStreamCreate (copies)");
+  return s;
+}
+
+bool copy_streams_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TUTTI_CUDA_COPY_STREAMS");
+    const std::string_view s = v ? v : "";
+    if (s.empty() || s == "1" || s == "on" || s == "yes" || s == "true") return true;
+    if (s == "0" || s == "off" || s == "no" || s == "false") return false;
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_CUDA_COPY_STREAMS='", s, "': expected 1 or 0");
+  }();
+  return enabled;
 }
 
 DeviceGuard::DeviceGuard(int device) {

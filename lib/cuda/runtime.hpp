@@ -4,11 +4,13 @@
 // TUTTI_HAVE_CUDA.
 //
 // Ordering rule: every piece of device work tutti enqueues (reduction
-// kernels, local copies, staging copies) goes to tutti's stream of the
-// device, so it runs in the order it was enqueued without the host waiting
-// in between; the host waits (on an event) only where it hands memory to
-// someone outside that stream: a transport reading device memory directly,
-// the host reading a result, the user getting the buffers back.
+// kernels, local copies) goes to tutti's stream of the device, so it runs
+// in the order it was enqueued without the host waiting in between; the
+// staging copies run on a stream per direction that waits for tutti's
+// (copy_stream below). The host waits (on an event) only where it hands
+// memory to someone outside those streams: a transport reading device
+// memory directly, the host reading a result, the user getting the
+// buffers back.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -57,6 +59,22 @@ const DeviceProps& device_props(int device);
 // still writing (seen on the first H200 run: stale tails and whole stale
 // elements until the stream waited for it). Throws Error.
 cudaStream_t stream();
+
+// A stream of the current device for the staging copies of one direction
+// (device to pinned host memory, and back), created on first use and kept
+// for the life of the process. Why apart from tutti's stream: a copy out
+// (a chunk to send) and a copy in (a chunk received) then use the two copy
+// engines at once instead of waiting for each other. Each staging copy
+// first waits for the work enqueued on tutti's stream so far (which may
+// write what it reads, or read what it overwrites); work that depends on
+// a copy is enqueued only after the host has seen the copy's event
+// complete (a receive completes then; a send's buffer is not written
+// before the send completes). Throws Error.
+enum class CopyDirection { Out, In };
+cudaStream_t copy_stream(CopyDirection direction);
+// TUTTI_CUDA_COPY_STREAMS (unset or 1: use them; 0: every staging copy on
+// tutti's stream). Read once; throws Error on any other value.
+bool copy_streams_enabled();
 
 // Makes `device` current for a scope, if it is not already.
 class DeviceGuard {

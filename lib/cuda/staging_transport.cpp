@@ -91,6 +91,28 @@ Status drain_stream() {
   }
 }
 
+// Enqueues a staging copy of `bytes` in `direction` and records `done`
+// after it, on `side` (the direction's stream, or tutti's where the copy
+// streams are off); the copy starts after the work enqueued on tutti's
+// stream so far (cuda/runtime.hpp, copy_stream). The caller records `side`
+// for the event scan. Throws Error where a stream or event cannot be had.
+cudaError_t enqueue_copy(void* dst, const void* src, size_t bytes, CopyDirection direction,
+                         cudaStream_t& side, Event& done) {
+  const cudaMemcpyKind kind =
+      direction == CopyDirection::Out ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
+  const cudaStream_t tutti = stream();
+  side = copy_streams_enabled() ? copy_stream(direction) : tutti;
+  if (side != tutti) {
+    Event before;  // back to the pool at once: the wait has taken its state
+    cudaError_t e = before.record(tutti);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(side, before.get(), 0);
+    if (e != cudaSuccess) return e;  // nothing enqueued on `side` yet
+  }
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, kind, side);
+  if (e == cudaSuccess) e = done.record(side);
+  return e;
+}
+
 }  // namespace
 
 StagingTransport::StagingTransport(std::unique_ptr<Transport> inner, StagingMode mode)
@@ -171,24 +193,21 @@ Status StagingTransport::send(int peer, Tag tag, const void* buf, size_t bytes, 
   s->peer = peer;
   s->tag = tag;
   s->bytes = bytes;
-  try {
-    s->device_id = current_device();
-    s->stream = stream();
-    s->event.emplace();
-  } catch (const Error& e) {
-    return set_last_error(e.status(), e.what());
-  }
   s->pinned = pinned_.acquire(bytes);
   if (!s->pinned)
     return set_last_error(TUTTI_ERR_OUT_OF_MEMORY,
                           str("cannot allocate ", bytes, " bytes of pinned memory to stage a send"));
-  cudaError_t e = cudaMemcpyAsync(s->pinned.data(), buf, bytes, cudaMemcpyDeviceToHost, s->stream);
-  if (e == cudaSuccess) {
-    e = s->event->record(s->stream);
-    s->event_seq = ++events_recorded_;
-    // The copy may be running: the pinned buffer is not ours to give back yet.
-    if (e != cudaSuccess) (void)cudaStreamSynchronize(s->stream);
+  cudaError_t e = cudaSuccess;
+  try {
+    s->device_id = current_device();
+    s->event.emplace();
+    e = enqueue_copy(s->pinned.data(), buf, bytes, CopyDirection::Out, s->stream, *s->event);
+  } catch (const Error& err) {
+    return set_last_error(err.status(), err.what());
   }
+  s->event_seq = ++events_recorded_;
+  // The copy may be running: the pinned buffer is not ours to give back yet.
+  if (e != cudaSuccess && s->stream) (void)cudaStreamSynchronize(s->stream);
   if (e != cudaSuccess) {
     cudaGetLastError();
     return set_last_error(status_of(e), describe(e, "copying a message to pinned memory"));
@@ -219,7 +238,7 @@ Status StagingTransport::recv(int peer, Tag tag, void* buf, size_t bytes, Memory
   s->bytes = bytes;
   try {
     s->device_id = current_device();
-    s->stream = stream();
+    (void)copy_streams_enabled();  // a bad TUTTI_CUDA_COPY_STREAMS fails the receive, not progress
   } catch (const Error& e) {
     return set_last_error(e.status(), e.what());
   }
@@ -288,13 +307,12 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
         DeviceGuard guard(s.device_id);
         try {
           if (!s.event) s.event.emplace();
+          e = enqueue_copy(s.device, s.pinned.data(), n, CopyDirection::In, s.stream, *s.event);
         } catch (const Error& err) {
           answer(s, err.status(), err.what(), 0);
           s.state = State::Done;
           return 1;
         }
-        e = cudaMemcpyAsync(s.device, s.pinned.data(), n, cudaMemcpyHostToDevice, s.stream);
-        if (e == cudaSuccess) e = s.event->record(s.stream);
         s.event_seq = ++events_recorded_;
       }
       if (e != cudaSuccess) {

@@ -2,16 +2,19 @@
 // where the inner transport cannot (UCX built without CUDA, as Debian's is;
 // the MPI transport), device messages go through pinned host memory.
 //
-//   send:    device --cudaMemcpyAsync on tutti's stream--> pinned; once that
-//            copy's event has fired (polled in progress()), the pinned
-//            buffer is sent as a host message.
+//   send:    device --cudaMemcpyAsync--> pinned, on the copy-out stream;
+//            once that copy's event has fired (polled in progress()), the
+//            pinned buffer is sent as a host message.
 //   receive: the message lands in pinned memory; on arrival it is copied to
-//            the device on tutti's stream, and the receive completes once
-//            that copy's event has fired.
-// Because the copies share tutti's stream with the reduction kernels, a send
-// copy starts after the kernel that produced its data with no host wait in
-// between, and the schedules' chunked messages pipeline: chunk k+1 is copied
-// while chunk k is on the wire.
+//            the device on the copy-in stream, and the receive completes
+//            once that copy's event has fired.
+// Each copy waits (on the device, through an event) for the work enqueued
+// on tutti's stream before it, so a send copy starts after the kernel that
+// produced its data with no host wait in between; copies in and out run at
+// once on the two copy engines (cuda/runtime.hpp, copy_stream; with
+// TUTTI_CUDA_COPY_STREAMS=0 both go to tutti's stream). The schedules'
+// chunked messages pipeline: chunk k+1 is copied while chunk k is on the
+// wire.
 //
 // Where the inner transport does move CUDA memory (UCX with cuda_copy /
 // cuda_ipc / GPUDirect RDMA), device buffers go straight to it after tutti's
