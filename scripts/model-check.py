@@ -6,6 +6,12 @@ tutti-sim predicts for the same shape and machine description.
 
     scripts/model-check.py --np 4 [--machine FILE] [--csv OUT]
     scripts/model-check.py --cluster 2x2 ...   (emulated nodes, as root)
+    scripts/model-check.py --np 4 --calibrate STEM
+                                     (calibrate into STEM-before.toml, measure,
+                                      calibrate into STEM-after.toml, and
+                                      summarise with each: these machines
+                                      change speed state every few minutes,
+                                      and a file predicts only its own state)
     scripts/model-check.py --np 4 --machine FILE --measured OLD.csv
                                      (predict again the times an earlier run
                                       measured: a model change judged on the
@@ -27,6 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.path.join(ROOT, "build")
 SIM = os.path.join(BUILD, "apps", "tutti-sim")
 BENCH = os.path.join(BUILD, "apps", "tutti-bench")
+TUNE = os.path.join(BUILD, "apps", "tutti-tune")
 COLLECTIVES = ["allreduce", "reduce", "bcast", "allgather", "reduce_scatter", "gather",
                "scatter", "alltoall", "barrier"]
 LARGE = 1 << 20
@@ -40,29 +47,38 @@ def mpi_env():
     return env
 
 
-def predictions(args, coll):
+def predictions(args, coll, machine):
     cmd = [SIM, "--collectives", coll, "--ranks", str(args.ranks), "--ranks-per-node",
            str(args.ranks_per_node), "--min-bytes", str(args.min_bytes), "--max-bytes",
            str(args.max_bytes), "--factor", str(args.factor), "--csv"]
-    if args.machine:
-        cmd += ["--machine", args.machine]
+    if machine:
+        cmd += ["--machine", machine]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     return list(csv.DictReader(io.StringIO(out)))
+
+
+def launch(args, program):
+    """The command that runs `program` (a list) on the job's ranks."""
+    if args.cluster:
+        return [os.path.join(ROOT, "tests", "cluster", "cluster.sh"), "run", args.cluster,
+                "--timeout", "300", "--"] + program
+    cmd = ["mpirun", "-np", str(args.ranks), "--bind-to", "none"]
+    if args.ranks > os.cpu_count():
+        cmd += ["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
+    return cmd + program
+
+
+def calibrate(args, path):
+    subprocess.run(launch(args, [TUNE, "--calibrate", os.path.abspath(path)]), check=True,
+                   capture_output=True, env=mpi_env())
+    return path
 
 
 def measure(args, coll, algorithm):
     bench = [BENCH, "--op", coll, "--algorithm", algorithm, "--min-bytes", str(args.min_bytes),
              "--max-bytes", str(args.max_bytes), "--step-factor", str(args.factor), "--iters",
              str(args.iters), "--warmup", str(args.warmup), "--format", "csv"]
-    if args.cluster:
-        cmd = [os.path.join(ROOT, "tests", "cluster", "cluster.sh"), "run", args.cluster,
-               "--timeout", "300", "--"] + bench
-    else:
-        cmd = ["mpirun", "-np", str(args.ranks), "--bind-to", "none"]
-        if args.ranks > os.cpu_count():
-            cmd += ["--oversubscribe", "--mca", "mpi_yield_when_idle", "1"]
-        cmd += bench
-    run = subprocess.run(cmd, capture_output=True, text=True, env=mpi_env())
+    run = subprocess.run(launch(args, bench), capture_output=True, text=True, env=mpi_env())
     rows = [r for r in csv.DictReader(io.StringIO(run.stdout)) if r.get("collective") == coll]
     return {int(r["bytes"]): float(r["time_us"]) for r in rows if not r["error"] and r["time_us"]}
 
@@ -87,45 +103,72 @@ def main():
     ap.add_argument("--csv", help="write the rows here too")
     ap.add_argument("--measured", help="take the measured times from this earlier --csv output "
                     "instead of running tutti-bench")
+    ap.add_argument("--calibrate", metavar="STEM",
+                    help="calibrate before and after measuring (STEM-before.toml, "
+                    "STEM-after.toml) and summarise with each (the rows: with the first)")
     args = ap.parse_args()
     args.ranks_per_node = args.ranks
     if args.cluster:
         nodes, per_node = (int(x) for x in args.cluster.split("x"))
         args.ranks, args.ranks_per_node = nodes * per_node, per_node
 
-    rows = []
+    machines = [args.machine]
+    if args.calibrate:
+        machines = [calibrate(args, args.calibrate + "-before.toml")]
+    # Every algorithm the model predicts, measured once.
+    predicted = {}  # machine -> (coll, algorithm) -> {size: us}
+    measured = {}   # (coll, algorithm) -> {size: us}
     for coll in args.collectives.split(","):
-        by_algorithm = {}
-        for p in predictions(args, coll):
+        for p in predictions(args, coll, machines[0]):
             if p["predicted_us"]:
-                by_algorithm.setdefault(p["algorithm"], {})[int(p["bytes"])] = float(p["predicted_us"])
-        for algorithm, predicted in by_algorithm.items():
-            measured = (measured_before(args.measured, coll, algorithm) if args.measured
-                        else measure(args, coll, algorithm))
-            for size, us in sorted(predicted.items()):
-                if size in measured and measured[size] > 0:
-                    rows.append((coll, algorithm, size, us, measured[size], us / measured[size]))
+                predicted.setdefault(machines[0], {}).setdefault(
+                    (coll, p["algorithm"]), {})[int(p["bytes"])] = float(p["predicted_us"])
+    for coll, algorithm in predicted.get(machines[0], {}):
+        measured[(coll, algorithm)] = (measured_before(args.measured, coll, algorithm)
+                                       if args.measured else measure(args, coll, algorithm))
+    if args.calibrate:
+        machines.append(calibrate(args, args.calibrate + "-after.toml"))
+        for coll in args.collectives.split(","):
+            for p in predictions(args, coll, machines[1]):
+                if p["predicted_us"]:
+                    predicted.setdefault(machines[1], {}).setdefault(
+                        (coll, p["algorithm"]), {})[int(p["bytes"])] = float(p["predicted_us"])
+
+    def rows_with(machine):
+        rows = []
+        for (coll, algorithm), sizes in predicted.get(machine, {}).items():
+            got = measured.get((coll, algorithm), {})
+            for size, us in sorted(sizes.items()):
+                if size in got and got[size] > 0:
+                    rows.append((coll, algorithm, size, us, got[size], us / got[size]))
+        return rows
+
+    rows = rows_with(machines[0])
+    header = ["collective", "algorithm", "bytes", "predicted_us", "measured_us", "ratio"]
     out = csv.writer(sys.stdout)
-    out.writerow(["collective", "algorithm", "bytes", "predicted_us", "measured_us", "ratio"])
+    out.writerow(header)
     for r in rows:
         out.writerow([r[0], r[1], r[2], f"{r[3]:.2f}", f"{r[4]:.2f}", f"{r[5]:.3f}"])
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f)
-            w.writerow(["collective", "algorithm", "bytes", "predicted_us", "measured_us", "ratio"])
+            w.writerow(header)
             for r in rows:
                 w.writerow([r[0], r[1], r[2], f"{r[3]:.2f}", f"{r[4]:.2f}", f"{r[5]:.3f}"])
     if not rows:
         print("no rows: nothing measured", file=sys.stderr)
         return 0
-    ratios = [r[5] for r in rows]
-    within2 = sum(1 for x in ratios if 0.5 <= x <= 2.0)
-    large = [r[5] for r in rows if r[2] >= LARGE]
-    within25 = sum(1 for x in large if 0.8 <= x <= 1.25)
-    print(f"# {len(rows)} rows, {args.ranks} ranks, {args.ranks_per_node} per node: "
-          f"within 2x {within2}/{len(rows)}; large (>= 1 MiB) within 25% {within25}/{len(large)}; "
-          f"median ratio {statistics.median(ratios):.2f}, "
-          f"min {min(ratios):.2f}, max {max(ratios):.2f}")
+    for machine in machines:
+        summary = rows_with(machine)
+        ratios = [r[5] for r in summary]
+        within2 = sum(1 for x in ratios if 0.5 <= x <= 2.0)
+        large = [r[5] for r in summary if r[2] >= LARGE]
+        within25 = sum(1 for x in large if 0.8 <= x <= 1.25)
+        print(f"# {len(summary)} rows, {args.ranks} ranks, {args.ranks_per_node} per node"
+              f"{', machine ' + machine if machine else ''}: "
+              f"within 2x {within2}/{len(summary)}; large (>= 1 MiB) within 25% "
+              f"{within25}/{len(large)}; median ratio {statistics.median(ratios):.2f}, "
+              f"min {min(ratios):.2f}, max {max(ratios):.2f}")
     return 0
 
 
