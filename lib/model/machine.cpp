@@ -73,7 +73,8 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else
       fail(TUTTI_ERR_INVALID_ARGUMENT, where, "unknown key '", name,
            "' (known: intra.alpha_us, intra.beta_gbps, intra.rndv_alpha_us, intra.rndv_beta_gbps, "
-           "intra.inject_us, intra.flag_us, intra.peer_read_us, inter.alpha_us, inter.beta_gbps, inter.rndv_alpha_us, "
+           "intra.inject_us, intra.flag_us, intra.peer_read_us, inter.alpha_us, inter.beta_gbps, "
+           "inter.rndv_alpha_us, "
            "inter.rndv_beta_gbps, inter.inject_us, "
            "inter.nics, compute.reduce_gbps, compute.copy_gbps, compute.cores_per_node, "
            "compute.cache_bytes, compute.reduce_cached_gbps, compute.copy_cached_gbps, "

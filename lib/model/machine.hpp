@@ -56,9 +56,10 @@ struct Machine {
   double reduce_cached_bytes_per_us = 0;
   double copy_cached_bytes_per_us = 0;
   // CPUs the ranks of one node may run on; 0: one per rank. Where a node's
-  // ranks outnumber them, every rank's CPU work on that node (copies,
-  // reductions, and the bytes of messages inside the node, which a CPU
-  // copies too) takes ranks / cores times as long: the ranks take turns.
+  // ranks outnumber them, the CPU work on that node (copies, reductions,
+  // and the bytes of messages inside the node, which a CPU copies too) runs
+  // on a pool of that many cores (model/predict.cpp): four ranks copying at
+  // once on 2 cores take twice as long, a root working alone does not wait.
   // Latencies are not scaled: how long a descheduled rank takes to run
   // again is the scheduler's, and calibrating with the job's own rank
   // count puts it into the measured alpha already.
