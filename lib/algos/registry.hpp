@@ -34,6 +34,16 @@ struct Algorithm {
   bool (*run_direct)(const DirectCall& call) = nullptr;
 
   bool is_mpi() const { return build == nullptr; }
+
+  // Whether a blocking call of `args` (params set), whose schedule is
+  // `schedule`, runs directly on the caller's thread where the node's
+  // segment is there: host buffers only, and not a premultiplied 16-bit
+  // average (its schedule divides the inputs first; direct runs reduce
+  // them as given). Comm::plan and the cost model both ask this.
+  bool runs_directly(const CollArgs& args, const Schedule& schedule, int nranks) const {
+    return run_direct && direct_applies && args.memory == MemoryType::Host &&
+           !premultiplies_average(args, nranks) && direct_applies(args, schedule, nranks);
+  }
 };
 
 std::span<const Algorithm> all_algorithms();

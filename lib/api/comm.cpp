@@ -234,11 +234,7 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args, Plan& uncached) {
       d.algorithm->build(b);
       ++stats_.schedule_builds;
       plan.schedule = std::make_shared<const Schedule>(b.finish());
-      // Direct runs reduce the inputs as given: a premultiplied average
-      // goes through its schedule, which divides them first.
-      plan.direct = d.algorithm->run_direct && node_memory_ && args.memory == MemoryType::Host &&
-                    !premultiplies_average(args, size_) &&
-                    d.algorithm->direct_applies(with_params, *plan.schedule, size_);
+      plan.direct = node_memory_ && d.algorithm->runs_directly(with_params, *plan.schedule, size_);
       if (plan.direct)
         direct_scratch_.resize(std::max(direct_scratch_.size(),
                                         kDirectScratchPerRank * static_cast<size_t>(size_)));

@@ -314,9 +314,7 @@ class VirtualRun {
 // caller's thread (as Comm::plan decides; engine/direct_call.hpp).
 bool runs_directly(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
                    const Schedule& schedule) {
-  return algo.run_direct && algo.direct_applies && args.memory == MemoryType::Host &&
-         topo.shared_bytes > 0 && !premultiplies_average(args, topo.nranks) &&
-         algo.direct_applies(args, schedule, topo.nranks);
+  return topo.shared_bytes > 0 && algo.runs_directly(args, schedule, topo.nranks);
 }
 
 // Why a prediction cannot be made at all, whatever the size.
