@@ -18,30 +18,31 @@ expect() {
   if eval "$1"; then echo "ok: $2"; else echo "FAILED: $2"; failures=$((failures + 1)); fi
 }
 value() { awk -v s="[$1]" -v k="$2" '$1 ~ /^\[/ {in_s = ($1 == s)} in_s && $1 == k {print $3}' "$file"; }
+# expect_number SECTION.KEY '>' | '>=' WHAT: the key is there and its value
+# compares so with 0.
+expect_number() {
+  local v
+  v=$(value "${1%%.*}" "${1#*.}")
+  expect "awk -v v='$v' 'BEGIN {exit !(v != \"\" && v + 0 $2 0)}'" "$1 = $v, $3"
+}
 for key in intra.alpha_us intra.beta_gbps compute.reduce_gbps compute.copy_gbps; do
-  v=$(value "${key%%.*}" "${key#*.}")
-  expect "awk -v v='$v' 'BEGIN {exit !(v + 0 > 0)}'" "$key = $v, measured and positive"
+  expect_number "$key" '>' "measured and positive"
 done
-gap=$(value intra inject_us)
-expect "awk -v v='$gap' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "intra.inject_us = $gap, measured"
+expect_number intra.inject_us '>=' "measured"
 cores=$(value compute cores_per_node)
 expect "[ '$cores' = $(nproc) ]" "compute.cores_per_node = $cores, the CPUs the ranks may run on ($(nproc))"
+expect_number compute.cache_bytes '>=' "measured"
 cache=$(value compute cache_bytes)
-expect "awk -v v='$cache' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "compute.cache_bytes = $cache, measured"
 if [ -n "$cache" ] && [ "$cache" != 0 ]; then
-  for key in reduce_cached_gbps copy_cached_gbps; do
-    v=$(value compute "$key")
-    expect "awk -v v='$v' 'BEGIN {exit !(v + 0 > 0)}'" "compute.$key = $v, measured below the cache edge"
+  for key in compute.reduce_cached_gbps compute.copy_cached_gbps; do
+    expect_number "$key" '>' "measured below the cache edge"
   done
 fi
-flag=$(value intra flag_us)
-expect "awk -v v='$flag' 'BEGIN {exit !(v != \"\" && v + 0 > 0)}'" "intra.flag_us = $flag, measured (ranks 0 and 1 share the node)"
-direct=$(value protocol direct_call_us)
-expect "awk -v v='$direct' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "protocol.direct_call_us = $direct, measured"
+expect_number intra.flag_us '>' "measured (ranks 0 and 1 share the node)"
+expect_number protocol.direct_call_us '>=' "measured"
 expect "grep -Eq '^peer_read_us = ([0-9.]*[1-9][0-9.]*\$|0.000  # not measured)' '$file'" \
   "intra.peer_read_us measured, or said not to be (no cross-memory attach here)"
-call=$(value protocol call_us)
-expect "awk -v v='$call' 'BEGIN {exit !(v != \"\" && v + 0 >= 0)}'" "protocol.call_us = $call, measured"
+expect_number protocol.call_us '>=' "measured"
 # Measured, so not the built-in defaults (intra 0.5 us and 5 GB/s).
 expect "[ \"$(value intra beta_gbps)\" != 5.000 ]" "intra.beta_gbps is not the default"
 expect "grep -q '^\[inter\]  # not measured' '$file'" "[inter] says it was not measured (one node)"
