@@ -17,6 +17,7 @@ namespace tutti::algos {
 inline bool direct_signal(const DirectCall& c, int peer, const void* src, size_t bytes) {
   while (!c.port.can_signal(peer))
     if (!c.wait.idle(peer)) return false;
+  ++c.wait.waits_ended;
   c.port.signal(peer, src, bytes);
   return true;
 }
@@ -25,6 +26,7 @@ inline bool direct_signal(const DirectCall& c, int peer, const void* src, size_t
 inline bool direct_wait(const DirectCall& c, int peer, void* dst, size_t bytes) {
   while (!c.port.arrived(peer, bytes))
     if (!c.wait.idle(peer)) return false;
+  ++c.wait.waits_ended;
   c.port.take(peer, dst, bytes);
   return true;
 }

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "algos/mpi_collective.hpp"
 #include "base/log.hpp"
@@ -104,9 +105,13 @@ Comm::Comm(MPI_Comm mpi_comm)
   forced_ = config_.forced;
   // More ranks than CPUs on this node, or the launcher says so: a spinning
   // rank takes the CPU its peer needs to make progress, so waits yield at
-  // once (unless TUTTI_SPIN says otherwise).
-  if ((topology().oversubscribed || config_.launcher_yields) && !config_.spin_set)
-    config_.spin_before_yield = 0;
+  // once (unless TUTTI_SPIN says otherwise), and a long wait sleeps (unless
+  // TUTTI_SLEEP_AFTER says otherwise): ranks that only yield still took up
+  // to half the cores from ranks that computed (docs/PERFORMANCE.md).
+  if (topology().oversubscribed || config_.launcher_yields) {
+    if (!config_.spin_set) config_.spin_before_yield = 0;
+    if (!config_.sleep_set) config_.sleep_after_us = Config::kSharedCoresSleepAfterUs;
+  }
 #if TUTTI_HAVE_UCX
   if (config_.transport == TransportKind::Ucx) {
     auto ucx =
@@ -419,7 +424,11 @@ std::shared_ptr<Operation> Comm::launch(const CollArgs& in_args, const Plan& pla
 // (another rank may need it in an oversubscribed job), asks now and then
 // whether another rank aborted, and reads the clock only every 64 polls (a
 // small call finishes in less time than two reads take); the timeout counts
-// from the first read.
+// from the first read. With TUTTI_SLEEP_AFTER, a wait that has gone that
+// long without progress sleeps between polls: a thread that only yields
+// keeps being scheduled beside threads that compute. Sleeping costs at most
+// one sleep's wake-up per stretch without progress (where the waiter sees
+// progress: rounds, flag waits, transport events).
 class Comm::Patience {
  public:
   Patience(Comm& comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {
@@ -430,10 +439,16 @@ class Comm::Patience {
   bool after_poll(bool progressed) {
     if (progressed) {
       idle_ = 0;
+      sleeping_ = false;
+      idle_timed_ = false;
     } else if (++idle_ > comm_.config_.spin_before_yield) {
-      sched_yield();
-      // Stuck, perhaps because another rank aborted: ask now and then.
-      if ((idle_ & 63) == 0) comm_.poll_remote_abort();
+      if (sleeping_) std::this_thread::sleep_for(std::chrono::microseconds(kIdleSleepUs));
+      else sched_yield();
+      if ((idle_ & 63) == 0) {
+        // Stuck, perhaps because another rank aborted: ask now and then.
+        comm_.poll_remote_abort();
+        if (comm_.config_.sleep_after_us > 0 && !sleeping_) start_sleeping_when_due();
+      }
     }
     return timeout_s_ <= 0 || (++polls_ & 63) != 0 || !timed_out();
   }
@@ -444,6 +459,18 @@ class Comm::Patience {
   }
 
  private:
+  // Short against the scheduler's slice (a few ms), long against a poll.
+  static constexpr int kIdleSleepUs = 200;
+
+  void start_sleeping_when_due() {
+    const Clock::time_point now = Clock::now();
+    if (!idle_timed_) {
+      idle_since_ = now;
+      idle_timed_ = true;
+    }
+    sleeping_ = std::chrono::duration<double, std::micro>(now - idle_since_).count() >
+                comm_.config_.sleep_after_us;
+  }
   void start_clock() {
     start_ = Clock::now();
     clock_started_ = true;
@@ -461,6 +488,10 @@ class Comm::Patience {
   bool clock_started_ = false;
   int idle_ = 0;
   uint64_t polls_ = 0;
+  // Since when the wait has made no progress (read every 64 idle polls).
+  Clock::time_point idle_since_{};
+  bool idle_timed_ = false;
+  bool sleeping_ = false;
 };
 
 std::string Comm::timeout_message(const std::string& what, std::vector<int> waiting,
@@ -517,11 +548,14 @@ Status Comm::run_in_node(const Plan& plan, const OpLabel& label, const void* in,
   ScheduleRun run(*transport_, plan.schedule, bufs, label.seq);
   const uint64_t trace = recorder_ ? recorder_->started(label, bytes) : 0;
   Patience patience(*this, config_.timeout_s);
+  size_t round = run.round();
   for (uint64_t polls = 1; !run.advance(); ++polls) {
     // Nothing here needs the transport; it still takes in, now and then,
     // messages that arrive early for later calls.
     if ((polls & 63) == 0) transport_->progress();
-    if (!patience.after_poll(false)) {
+    const bool progressed = run.round() != round;
+    round = run.round();
+    if (!patience.after_poll(progressed)) {
       const std::string message = timeout_message(label.to_string(), run.waiting_for(),
                                                   config_.timeout_s);
       run.cancel(TUTTI_ERR_TIMEOUT, message);
@@ -547,7 +581,9 @@ class Comm::DirectWait final : public FlagWait {
     if ((++checks_ & 15) != 0) return true;
     // As in run_in_node: take in early messages now and then.
     if ((checks_ & 1023) == 0) comm_.transport_->progress();
-    if (!patience_.after_poll(false)) {
+    const bool progressed = waits_ended != last_waits_ended_;
+    last_waits_ended_ = waits_ended;
+    if (!patience_.after_poll(progressed)) {
       status = TUTTI_ERR_TIMEOUT;
       message = comm_.timeout_message(label_.to_string(), {peer}, comm_.config_.timeout_s);
       comm_.mark_failed(message);
@@ -568,6 +604,7 @@ class Comm::DirectWait final : public FlagWait {
   const OpLabel& label_;
   Patience patience_;
   uint64_t checks_ = 0;
+  uint64_t last_waits_ended_ = 0;
 };
 
 Status Comm::run_direct(const CollArgs& args, const Plan& plan, const OpLabel& label,
@@ -665,10 +702,13 @@ int Comm::progress() {
 
 Status Comm::wait(Operation& op, double timeout_s) {
   Patience patience(*this, timeout_s);
+  size_t rounds = op.rounds_done();
   while (!op.finished()) {
     const int events = progress();
     if (op.finished()) break;
-    if (!patience.after_poll(events > 0)) {
+    const bool progressed = events > 0 || op.rounds_done() != rounds;
+    rounds = op.rounds_done();
+    if (!patience.after_poll(progressed)) {
       const std::string message = timeout_message(op.description(), op.waiting_for(), timeout_s);
       op.cancel(TUTTI_ERR_TIMEOUT, message);
       // Let the transport release the buffers before returning them.

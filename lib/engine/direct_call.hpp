@@ -26,6 +26,8 @@ class FlagWait {
   // waiting (timed out, or the communicator was aborted); the run then
   // returns false and the waiter holds the status and message.
   virtual bool idle(int peer) = 0;
+  // Flag waits that have ended: a waiter tells a long wait from progress.
+  uint64_t waits_ended = 0;
 
  protected:
   ~FlagWait() = default;

@@ -44,6 +44,9 @@ class Operation {
   // Whether it needs the transport's progress to finish (a shared-memory
   // schedule does not).
   virtual bool uses_transport() const { return true; }
+  // Rounds of its schedule done so far, where it has one (a waiter tells a
+  // long wait from progress by it).
+  virtual size_t rounds_done() const { return 0; }
 
   Status status() const { return status_; }
   const std::string& error() const { return error_; }
@@ -83,6 +86,7 @@ class ScheduleOp : public Operation {
   void cancel(Status why, const std::string& message) override;
   std::vector<int> waiting_for() const override { return run_.waiting_for(); }
   bool uses_transport() const override { return uses_transport_; }
+  size_t rounds_done() const override { return run_.round(); }
 
  private:
   bool uses_transport_;

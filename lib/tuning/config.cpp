@@ -98,6 +98,10 @@ Config Config::from_environment(bool have_ucx) {
     cfg.spin_before_yield = static_cast<int>(spin);
     cfg.spin_set = true;
   }
+  if (const char* v = env("TUTTI_SLEEP_AFTER")) {
+    cfg.sleep_after_us = parse_number("TUTTI_SLEEP_AFTER", v, 0);
+    cfg.sleep_set = true;
+  }
   for (Collective c : kAllCollectives) {
     const std::string name = algo_env_name(c);
     const char* v = env(name.c_str());

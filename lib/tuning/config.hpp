@@ -27,6 +27,13 @@ struct Config {
   // TUTTI_SPIN: idle progress polls before a waiting rank yields its core.
   int spin_before_yield = 200;
   bool spin_set = false;  // TUTTI_SPIN was given
+  // TUTTI_SLEEP_AFTER: microseconds a wait may go without progress before
+  // it sleeps between polls instead of yielding; 0 = never. A thread that
+  // only yields keeps being scheduled beside the threads that compute.
+  double sleep_after_us = 0;
+  bool sleep_set = false;  // TUTTI_SLEEP_AFTER was given
+  // What waits yielding at once (oversubscribed nodes) use unless it was.
+  static constexpr double kSharedCoresSleepAfterUs = 5000;
   // The MPI launcher asks ranks to yield when idle (Open MPI's
   // OMPI_MCA_mpi_yield_when_idle=1): tutti's waits yield at once too.
   bool launcher_yields = false;

@@ -182,6 +182,9 @@ ProcessGroupTutti::ProcessGroupTutti(int rank, int size, const std::vector<int>&
   TORCH_CHECK(rc == MPI_SUCCESS, "tutti: MPI_Comm_create_group failed (", rc, ")");
   if (timeout_s > 0 && !std::getenv("TUTTI_TIMEOUT"))
     setenv("TUTTI_TIMEOUT", std::to_string(timeout_s).c_str(), 0);
+  // The worker waits beside the threads that compute the next gradients: a
+  // long wait sleeps rather than keep yielding (README, TUTTI_SLEEP_AFTER).
+  setenv("TUTTI_SLEEP_AFTER", "5000", 0);
   const char* timeout = std::getenv("TUTTI_TIMEOUT");
   timeout_s_ = timeout ? std::strtod(timeout, nullptr) : kTuttiDefaultTimeoutS;
   ok(tutti_comm_create(mpi_comm_, &comm_), "tutti_comm_create");

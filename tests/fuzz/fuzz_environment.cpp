@@ -17,6 +17,7 @@ constexpr const char* kVariables[] = {
     "TUTTI_TUNE",         "TUTTI_ALGO_ALLREDUCE", "TUTTI_ALGO_REDUCE_SCATTER", "TUTTI_DEBUG",
     "TUTTI_TIMEOUT",      "TUTTI_SPIN",           "TUTTI_TRANSPORT",           "TUTTI_SHM_BYTES",
     "TUTTI_TUNING_STRICT", "TUTTI_CHECK",         "TUTTI_HOST_ISA",            "TUTTI_UCX_PEER_ERRORS",
+    "TUTTI_SLEEP_AFTER",
 };
 }  // namespace
 

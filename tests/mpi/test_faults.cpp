@@ -4,10 +4,13 @@
 // skips a collective makes the others time out (TUTTI_TIMEOUT), with or
 // without the check, naming it where they can; tutti_comm_abort fails the
 // operations of every rank; TUTTI_TRACE leaves each rank's last operations
-// in a file. (A rank killed mid-collective: tests/faults/dead_peer.sh.)
+// in a file; a rank that waits long for a late one sleeps rather than keep
+// taking CPU (TUTTI_SLEEP_AFTER). (A rank killed mid-collective:
+// tests/faults/dead_peer.sh.)
 #include <catch2/catch.hpp>
 #include <stdlib.h>
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -75,7 +78,47 @@ std::string trace_of_rank(const std::string& prefix, const std::string& marker, 
   return "";
 }
 
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// The share of one core the ranks other than 0 take while they wait 0.4 s in
+// an allreduce for rank 0 (every rank's share: the largest).
+double waiting_cpu_share(tutti_comm_t comm) {
+  std::vector<float> buf(64, 1.0f);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) usleep(400 * 1000);
+  const double wall0 = MPI_Wtime(), cpu0 = thread_cpu_seconds();
+  const int st = tutti_allreduce(TUTTI_IN_PLACE, buf.data(), 64, TUTTI_FLOAT32, TUTTI_SUM, comm);
+  const double share = (thread_cpu_seconds() - cpu0) / (MPI_Wtime() - wall0);
+  REQUIRE(all_ranks(st == TUTTI_SUCCESS && buf[0] == static_cast<float>(world_size())));
+  double mine = world_rank() == 0 ? 0 : share, most = 0;
+  MPI_Allreduce(&mine, &most, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return most;
+}
+
 }  // namespace
+
+TEST_CASE("a wait without progress sleeps after TUTTI_SLEEP_AFTER", "[waiting]") {
+  if (world_size() < 2) return;
+  {
+    // Sleeping: 0.03-0.05 of a core here (a poll per 0.2 ms sleep), with
+    // room for sanitizers. Yielding waiters share 2 cores: 0.67 of a core
+    // each at 4 ranks, 0.29 at 8.
+    FaultComm c({{"TUTTI_SLEEP_AFTER", "1000"}, {"TUTTI_SPIN", "0"}});
+    const double share = waiting_cpu_share(c.comm);
+    INFO("a waiting rank took " << share << " of a core");
+    CHECK(share < 0.25);
+  }
+  if (world_size() == 2) {  // the control: without sleeping, a core's worth
+    FaultComm c({{"TUTTI_SLEEP_AFTER", "0"}, {"TUTTI_SPIN", "0"}});
+    const double share = waiting_cpu_share(c.comm);
+    INFO("a waiting rank took " << share << " of a core");
+    CHECK(share > 0.5);
+  }
+}
 
 TEST_CASE("TUTTI_CHECK turns mismatched calls into TUTTI_ERR_MISMATCH on every rank", "[check]") {
   const int p = world_size(), me = world_rank();

@@ -21,7 +21,7 @@ class Env {
  public:
   Env() {
     // Start from nothing tutti reads, whatever the caller's environment.
-    for (const char* name : {"TUTTI_TRANSPORT", "TUTTI_TIMEOUT", "TUTTI_SPIN", "TUTTI_TUNE",
+    for (const char* name : {"TUTTI_TRANSPORT", "TUTTI_TIMEOUT", "TUTTI_SPIN", "TUTTI_SLEEP_AFTER", "TUTTI_TUNE",
                              "TUTTI_TUNING_FILE", "TUTTI_TUNING_STRICT", "TUTTI_MACHINE", "TUTTI_DEBUG",
                              "TUTTI_CHECK", "TUTTI_TRACE", "TUTTI_SHM_STREAM",
                              "TUTTI_UCX_PEER_ERRORS"})
@@ -162,6 +162,12 @@ TEST_CASE("config: transport, timeout and other values", "[config]") {
   env.set("TUTTI_SPIN", "266666666666600");
   CHECK(error_of() == "TUTTI_SPIN='266666666666600': at most 1e+09 polls");
   env.set("TUTTI_SPIN", std::nullopt);
+  CHECK(Config::from_environment(true).sleep_after_us == 0);
+  env.set("TUTTI_SLEEP_AFTER", "1000");
+  CHECK(Config::from_environment(true).sleep_after_us == 1000);
+  env.set("TUTTI_SLEEP_AFTER", "-5");
+  CHECK(error_of() == "TUTTI_SLEEP_AFTER='-5' is not a number >= 0");
+  env.set("TUTTI_SLEEP_AFTER", std::nullopt);
   // Open MPI's hint that ranks should yield when idle.
   env.set("OMPI_MCA_mpi_yield_when_idle", "1");
   CHECK(Config::from_environment(true).launcher_yields);
