@@ -135,8 +135,7 @@ struct Shape {
   Collective coll;
   int p;
   Topology topo;
-  Dispatcher dispatcher;
-  model::PredictionMemo memo;  // for the rows the dispatcher did not predict
+  Dispatcher dispatcher;  // its model also predicts the rows it did not choose from
 };
 
 // The message sizes of one collective's rows.
@@ -151,8 +150,7 @@ std::vector<uint64_t> sizes_of(const Options& o, Collective coll) {
 
 // One point of the grid: its rows as text, and on `why` the reasons for
 // missing rows (--why).
-std::string simulate(const Options& o, const model::Machine& machine, Shape& shape,
-                     uint64_t bytes, std::string& why) {
+std::string simulate(const Options& o, Shape& shape, uint64_t bytes, std::string& why) {
   std::string out;
   const Collective coll = shape.coll;
   const int p = shape.p;
@@ -183,7 +181,7 @@ std::string simulate(const Options& o, const model::Machine& machine, Shape& sha
       pr.error = known->error;
       pr.extrapolated = known->extrapolated;
     } else {
-      pr = model::predict(*a, with_params, topo, machine, model::kMaxSimulatedSteps, &shape.memo);
+      pr = shape.dispatcher.predict(*a, with_params);
     }
     if (!pr.error.empty()) {  // refused, or too large to simulate
       if (o.why)
@@ -263,7 +261,7 @@ int main(int argc, char** argv) {
       for (size_t n; (n = next++) < tasks.size();) {
         const size_t i = order[n];
         try {
-          tasks[i].out = simulate(o, machine, *tasks[i].shape, tasks[i].bytes, tasks[i].why);
+          tasks[i].out = simulate(o, *tasks[i].shape, tasks[i].bytes, tasks[i].why);
         } catch (const Error& e) {
           errors[i] = e.what();
         }

@@ -45,6 +45,10 @@ class Dispatcher {
                   const std::string& forced_origin) const;
 
   const Topology& topology() const { return topo_; }
+  // The cost model's prediction for one algorithm at exactly this call.
+  model::Prediction predict(const algos::Algorithm& algo, const CollArgs& args) const {
+    return model_->predict(algo, args, topo_);
+  }
   // The shared segment's data bytes, once the communicator has one.
   void set_shared_bytes(size_t bytes) { topo_.shared_bytes = bytes; }
   void set_peer_reads(bool on) { topo_.peer_reads = on; }

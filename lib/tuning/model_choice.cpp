@@ -38,8 +38,7 @@ std::shared_ptr<const ModelChoice> ModelChooser::choose(const CollArgs& args,
   for (const algos::Algorithm* a : algos::algorithms_for(args.coll)) {
     if (a->is_mpi()) continue;
     try {
-      const model::Prediction p =
-          model::predict(*a, at_class, topo, machine_, model::kMaxSimulatedSteps, &memo_);
+      const model::Prediction p = predict(*a, at_class, topo);
       choice->estimates.push_back({a, p.us, p.error, p.extrapolated});
     } catch (const Error& e) {  // a builder that cannot build this call
       choice->estimates.push_back({a, 0, e.what()});

@@ -48,6 +48,12 @@ class ModelChooser {
 
   // The predictions for the call's size class, best first (cached).
   std::shared_ptr<const ModelChoice> choose(const CollArgs& args, const Topology& topo) const;
+  // One algorithm at exactly this call (not its size class), sharing the
+  // runs behind the choices' extrapolations (tutti-sim's other rows).
+  model::Prediction predict(const algos::Algorithm& algo, const CollArgs& args,
+                            const Topology& topo) const {
+    return model::predict(algo, args, topo, machine_, model::kMaxSimulatedSteps, &memo_);
+  }
   const model::Machine& machine() const { return machine_; }
 
  private:
