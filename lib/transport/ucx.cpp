@@ -500,7 +500,14 @@ void UcxTransport::settle(AckedOp* op) {
 }
 
 UcxTransport::AckedOp* UcxTransport::new_acked_op(int peer, ucp_tag_t ack_tag, Completion* c) {
-  auto op = std::make_unique<AckedOp>();
+  std::unique_ptr<AckedOp> op;
+  if (spare_acked_.empty()) {
+    op = std::make_unique<AckedOp>();
+  } else {
+    op = std::move(spare_acked_.back());
+    spare_acked_.pop_back();
+    *op = AckedOp{};
+  }
   op->transport = this;
   op->user = c;
   op->peer = peer;
@@ -653,9 +660,13 @@ int UcxTransport::progress_locked() {
     post_due_acks();
   }
   if (finished_ops_ > 0) {
-    std::erase_if(acked_, [](const std::unique_ptr<AckedOp>& op) {
-      return op->finished && op->running == 0;
-    });
+    const auto done = std::partition(acked_.begin(), acked_.end(),
+                                     [](const std::unique_ptr<AckedOp>& op) {
+                                       return !(op->finished && op->running == 0);
+                                     });
+    for (auto it = done; it != acked_.end() && spare_acked_.size() < kSpareAckedOps; ++it)
+      spare_acked_.push_back(std::move(*it));
+    acked_.erase(done, acked_.end());
     finished_ops_ = 0;
   }
   return events;

@@ -121,6 +121,10 @@ class UcxTransport : public Transport {
   std::vector<char> same_machine_;  // per rank: the same boot id as this one
   bool failed_peer_ = false;
   std::vector<std::unique_ptr<AckedOp>> acked_;  // acknowledged messages in flight
+  // Finished ones kept for the next (at most kSpareAckedOps): every user
+  // receive and every large message within a machine is one.
+  std::vector<std::unique_ptr<AckedOp>> spare_acked_;
+  static constexpr size_t kSpareAckedOps = 64;
   std::vector<AckedOp*> acks_due_;                // receives whose ack is to be sent
   size_t finished_ops_ = 0;                       // finished entries of acked_ to drop
   bool threaded_ = false;                 // a progress thread runs (see above)
