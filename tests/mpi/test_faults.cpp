@@ -84,8 +84,9 @@ double thread_cpu_seconds() {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-// The share of one core the ranks other than 0 take while they wait 0.4 s in
-// an allreduce for rank 0 (every rank's share: the largest).
+// The share of a core that the ranks other than 0 take while they wait
+// 0.4 s in an allreduce for rank 0: the largest of their shares, on every
+// rank.
 double waiting_cpu_share(tutti_comm_t comm) {
   std::vector<float> buf(64, 1.0f);
   MPI_Barrier(MPI_COMM_WORLD);
