@@ -40,6 +40,7 @@ constexpr const char* kUsage = R"(usage: tutti-info [--explain COLLECTIVE BYTES 
     --nodes M             node count                                        [1]
     --memory host|cuda    buffer memory type                                [host]
     --dtype NAME          datatype                                          [float32]
+    --cores shared|own    whether ranks outnumber a node's CPUs             [own]
 )";
 
 #if TUTTI_HAVE_UCX
@@ -130,12 +131,14 @@ struct ExplainRequest {
   int ranks = 0, nodes = 1;
   MemoryType memory = MemoryType::Host;
   Datatype dtype = Datatype::Float32;
+  bool shared_cores = false;
 };
 
 int explain(const ExplainRequest& q) {
   const Config cfg = Config::from_environment(TUTTI_HAVE_UCX);
   Topology topo = Topology::single_node(q.ranks);
   topo.nnodes = q.nodes;
+  topo.shared_cores = q.shared_cores;
   topo.max_ranks_per_node = (q.ranks + q.nodes - 1) / q.nodes;
   for (int r = 0; r < q.ranks; ++r) topo.node_of_rank[r] = r * q.nodes / q.ranks;
   topo.index_nodes();
@@ -176,7 +179,7 @@ int explain(const ExplainRequest& q) {
   const uint64_t bytes = q.coll == Collective::Alltoallv || q.coll == Collective::Barrier
                              ? 0
                              : message_bytes(a, q.ranks);
-  const CallShape shape{q.coll, bytes, q.ranks, q.nodes, q.memory, q.dtype};
+  const CallShape shape{q.coll, bytes, q.ranks, q.nodes, q.memory, q.dtype, q.shared_cores};
   int matched = 0;
   for (const TuningTable* table : {&dispatcher.user_table(), &builtin_tuning()})
     for (const TuningRule* r : table->matches(shape))
@@ -246,6 +249,11 @@ int main_impl(int argc, char** argv, int job_ranks) {
       const auto dt = parse_datatype(v);
       if (!dt) fail(TUTTI_ERR_INVALID_ARGUMENT, "--dtype: unknown datatype '", v, "'");
       q.dtype = *dt;
+    } else if (arg == "--cores") {
+      const std::string v = value();
+      const auto c = parse_cores(v);
+      if (!c) fail(TUTTI_ERR_INVALID_ARGUMENT, "--cores: expected shared or own, got '", v, "'");
+      q.shared_cores = *c;
     } else if (have_explain && positional == 0) {
       const auto c = parse_collective(arg);
       if (!c) fail(TUTTI_ERR_INVALID_ARGUMENT, "--explain: unknown collective '", arg, "'");

@@ -78,6 +78,10 @@ Topology discover_topology(MPI_Comm comm) {
   check_mpi(rc, "MPI_Allreduce (node leader, CPUs)");
   const int node_cpus = CPU_COUNT(&cpus);
   t.oversubscribed = node_cpus > 0 && local_ranks > node_cpus;
+  int shared = t.oversubscribed ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_LOR, comm),
+            "MPI_Allreduce (ranks that share cores)");
+  t.shared_cores = shared != 0;
   std::vector<int> leaders(static_cast<size_t>(t.nranks));
   check_mpi(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm),
             "MPI_Allgather (node leaders)");

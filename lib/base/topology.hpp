@@ -39,6 +39,9 @@ struct Topology {
   // This rank's node has more ranks than CPUs they may run on (the union of
   // their affinity masks): waits then yield at once instead of spinning.
   bool oversubscribed = false;
+  // Whether the ranks of some node of the communicator outnumber its CPUs:
+  // the same on every rank (agreed at creation), so that rules may use it.
+  bool shared_cores = false;
   // node_of_rank indexed once (index_nodes()), shared by copies, so that the
   // schedule of each of p ranks does not rescan all p (the cost model builds
   // every rank's). Absent: users index on the fly.

@@ -44,7 +44,8 @@ Decision Dispatcher::select(const CollArgs& args, const std::string& forced,
   // same decision: its rules are matched on size 0.
   const uint64_t bytes =
       args.coll == Collective::Alltoallv ? 0 : message_bytes(args, topo_.nranks);
-  const CallShape shape{args.coll, bytes, topo_.nranks, topo_.nnodes, args.memory, args.dtype};
+  const CallShape shape{args.coll,   bytes,      topo_.nranks,       topo_.nnodes,
+                        args.memory, args.dtype, topo_.shared_cores};
   for (const TuningRule* rule : user_.matches(shape))
     if (consider(rule->algorithm, rule->params, str("rule ", rule->origin))) return d;
   if (model_decides(args, topo_)) {

@@ -23,11 +23,11 @@ namespace tutti {
 namespace {
 
 constexpr std::string_view kRowKeys[] = {"collective", "bytes", "ranks", "nodes", "memory",
-                                         "dtype", "algorithm", "params"};
+                                         "dtype", "cores", "algorithm", "params"};
 constexpr std::string_view kSectionKeys[] = {"name", "ranks", "nodes", "ppn", "rule"};
 constexpr std::string_view kHeaderKeys[] = {"cluster", "generated_by", "date", "tutti_version"};
 constexpr std::string_view kTopKeys[] = {"tutti", "section", "rule"};
-constexpr std::string_view kTuneFilters[] = {"ranks", "nodes", "memory", "dtype"};
+constexpr std::string_view kTuneFilters[] = {"ranks", "nodes", "memory", "dtype", "cores"};
 
 template <typename Names>
 std::string join(const Names& names) {
@@ -201,22 +201,26 @@ bool compatible(const std::optional<MemoryType>& a, const std::optional<MemoryTy
 bool compatible(const std::optional<Datatype>& a, const std::optional<Datatype>& b) {
   return !a || !b || *a == *b;
 }
+bool compatible(const std::optional<bool>& a, const std::optional<bool>& b) {
+  return !a || !b || *a == *b;
+}
 
 // Rows of one section must be disjoint (a call matches at most one) and,
-// within one (collective, ranks, nodes, memory, dtype) group, sorted by size.
+// within one (collective, ranks, nodes, memory, dtype, cores) group, sorted by size.
 std::optional<std::string> check_against_section(const TuningRule& r,
                                                  const std::vector<TuningRule>& earlier) {
   for (const TuningRule& e : earlier) {
     if (e.coll != r.coll) continue;
     if (e.bytes.overlaps(r.bytes) && e.ranks.overlaps(r.ranks) && e.nodes.overlaps(r.nodes) &&
-        compatible(e.memory, r.memory) && compatible(e.dtype, r.dtype))
+        compatible(e.memory, r.memory) && compatible(e.dtype, r.dtype) &&
+        compatible(e.shared_cores, r.shared_cores))
       return str(collective_name(r.coll), " bytes '", format_range(r.bytes),
                  "' overlaps the rule at ", e.origin, " (", rule_to_string(e),
                  "): a call would match both; make the ranges of a section disjoint");
   }
   for (const TuningRule& e : earlier) {
     if (e.coll == r.coll && e.ranks == r.ranks && e.nodes == r.nodes && e.memory == r.memory &&
-        e.dtype == r.dtype && r.bytes.lo < e.bytes.lo)
+        e.dtype == r.dtype && e.shared_cores == r.shared_cores && r.bytes.lo < e.bytes.lo)
       return str(collective_name(r.coll), " bytes '", format_range(r.bytes),
                  "' is out of order: it comes after the rule at ", e.origin, " (bytes '",
                  format_range(e.bytes), "'); sort the rules of a section by size");
@@ -425,7 +429,8 @@ class TomlReader {
       if (k == "bytes" || k == "ranks" || k == "nodes") {
         ValueRange& target = k == "bytes" ? r.bytes : k == "ranks" ? r.ranks : r.nodes;
         ok = read_range(v, k, target) && ok;
-      } else if (k == "collective" || k == "algorithm" || k == "memory" || k == "dtype") {
+      } else if (k == "collective" || k == "algorithm" || k == "memory" || k == "dtype" ||
+                 k == "cores") {
         // Present, even if wrong: its own message says what is wrong.
         have_coll = have_coll || k == "collective";
         have_algo = have_algo || k == "algorithm";
@@ -446,6 +451,9 @@ class TomlReader {
         } else if (k == "memory") {
           if (auto m = parse_memory_type(text)) r.memory = *m;
           else bad(line_of(v), str("unknown memory type '", text, "' (expected one of host, cuda)"));
+        } else if (k == "cores") {
+          if (auto c = parse_cores(text)) r.shared_cores = *c;
+          else bad(line_of(v), str("unknown cores '", text, "' (expected shared or own)"));
         } else {
           if (auto d = parse_datatype(text)) r.dtype = *d;
           else bad(line_of(v), str("unknown dtype '", text, "' (expected one of ", datatype_names(), ")"));
@@ -604,6 +612,9 @@ TuneRules parse_tune_string(std::string_view text, bool strict) {
         } else if (key == "dtype") {
           if (auto d = parse_datatype(value)) base.dtype = *d;
           else error = str("unknown dtype '", value, "' (expected one of ", datatype_names(), ")");
+        } else if (key == "cores") {
+          if (auto c = parse_cores(value)) base.shared_cores = *c;
+          else error = str("unknown cores '", value, "' (expected shared or own)");
         } else {
           error = str("unknown filter '", key, "' (expected one of ", join(kTuneFilters), ")");
         }

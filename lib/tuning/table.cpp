@@ -80,6 +80,14 @@ std::string format_range(const ValueRange& r) {
   return str(format_size(r.lo), "-", r.unbounded() ? "" : format_size(r.hi));
 }
 
+const char* cores_name(bool shared) { return shared ? "shared" : "own"; }
+
+std::optional<bool> parse_cores(std::string_view text) {
+  if (text == "shared") return true;
+  if (text == "own") return false;
+  return std::nullopt;
+}
+
 std::string rule_to_string(const TuningRule& r) {
   std::string out = str(collective_name(r.coll), " bytes=", format_range(r.bytes));
   const ValueRange any;
@@ -87,6 +95,7 @@ std::string rule_to_string(const TuningRule& r) {
   if (!(r.nodes == any)) out += str(" nodes=", format_range(r.nodes));
   if (r.memory) out += str(" memory=", memory_type_name(*r.memory));
   if (r.dtype) out += str(" dtype=", datatype_name(*r.dtype));
+  if (r.shared_cores) out += str(" cores=", cores_name(*r.shared_cores));
   out += str(" -> ", r.algorithm);
   if (r.params.chunk_bytes) out += str(" chunk_bytes=", format_size(r.params.chunk_bytes));
   if (r.params.radix) out += str(" radix=", r.params.radix);
@@ -119,7 +128,8 @@ bool rule_matches(const TuningRule& rule, const CallShape& s) {
   return rule.coll == s.coll && rule.bytes.contains(s.bytes) &&
          rule.ranks.contains(static_cast<uint64_t>(s.nranks)) &&
          rule.nodes.contains(static_cast<uint64_t>(s.nnodes)) &&
-         (!rule.memory || *rule.memory == s.memory) && (!rule.dtype || *rule.dtype == s.dtype);
+         (!rule.memory || *rule.memory == s.memory) && (!rule.dtype || *rule.dtype == s.dtype) &&
+         (!rule.shared_cores || *rule.shared_cores == s.shared_cores);
 }
 
 const TuningRule* TuningTable::match(const CallShape& s) const {
@@ -241,6 +251,13 @@ const TuningTable& builtin_tuning() {
     // 0.36-1.20 (3 alternating jobs with the cores close, 2026-11-24).
     add_one_node(Collective::ReduceScatter, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Alltoall, 0, kAny, "shm", 256 * K);
+    // Where ranks share cores, a barrier through one leader: after the
+    // all-to-all flags of "shm" every rank is released at once, and a small
+    // call right after it waited for a descheduled root (4 ranks on 2 cores,
+    // libtutti-mpi's barrier, then bcast or scatter of 8-64 B: 6-7.5 us
+    // against 0.5-0.6 through the leader and Open MPI's 0.5-0.6; the
+    // barrier alone alike: docs/perf/interpose-barrier-2026-11-27.txt).
+    add_one_node(Collective::Barrier, 0, kAny, "leader_shm", 0).shared_cores = true;
     add_one_node(Collective::Barrier, 0, kAny, "shm", 0);
     // gather and scatter through the segment: 2 ranks, 2026-11-26, one
     // tutti-bench --compare-mpi job per algorithm, root 1: gather "shm"

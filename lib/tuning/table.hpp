@@ -9,6 +9,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/coll_args.hpp"
@@ -37,6 +38,9 @@ struct TuningRule {
   ValueRange bytes, ranks, nodes;
   std::optional<MemoryType> memory;
   std::optional<Datatype> dtype;
+  // cores=shared: only where some node's ranks outnumber its CPUs
+  // (Topology::shared_cores); cores=own: only where none do.
+  std::optional<bool> shared_cores;
   std::string algorithm;
   AlgoParams params;
   std::string origin;  // "built-in", "file.toml:12", "TUTTI_TUNE 'allreduce:0-4K:ring'"
@@ -47,6 +51,10 @@ struct TuningRule {
 // prints the same).
 std::string rule_to_string(const TuningRule& rule);
 
+// The values of a rule's "cores" key: "shared" (true) and "own" (false).
+const char* cores_name(bool shared);
+std::optional<bool> parse_cores(std::string_view text);
+
 struct CallShape;
 bool rule_matches(const TuningRule& rule, const CallShape& shape);
 
@@ -56,6 +64,7 @@ struct CallShape {
   int nranks, nnodes;
   MemoryType memory;
   Datatype dtype;
+  bool shared_cores = false;  // Topology::shared_cores
 };
 
 class TuningTable {

@@ -7,6 +7,7 @@
 // given different TUTTI_SHM_STREAM settings still meet in the segment.
 // TUTTI_CMA=0 turns the single-copy algorithms off.
 #include <catch2/catch.hpp>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -80,10 +81,21 @@ std::string allreduce_algorithm(tutti_comm_t comm, size_t count) {
   return all_ranks(ok) ? ran : "";
 }
 
+// Whether the ranks outnumber the CPUs they may run on (the union of their
+// affinity masks), as tutti decides it for one node.
+bool ranks_share_cores() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  REQUIRE(sched_getaffinity(0, sizeof cpus, &cpus) == 0);
+  REQUIRE(MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus), MPI_BYTE, MPI_BOR,
+                        MPI_COMM_WORLD) == MPI_SUCCESS);
+  return world_size() > CPU_COUNT(&cpus);
+}
+
 // What the built-in defaults choose for a float32 call of `bytes`.
 std::string builtin_choice(Collective c, uint64_t bytes) {
   const int p = world_size();
-  const CallShape shape{c, bytes, p, 1, MemoryType::Host, Datatype::Float32};
+  const CallShape shape{c, bytes, p, 1, MemoryType::Host, Datatype::Float32, ranks_share_cores()};
   const TuningRule* r = builtin_tuning().match(shape);
   return r ? r->algorithm : "mpi";
 }

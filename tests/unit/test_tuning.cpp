@@ -236,9 +236,10 @@ TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
   SECTION("rules, ranges, filters and parameters") {
     const TuneRules t = parse_tune_string(
         "allreduce:0-4K:recursive_doubling,4K-:ring@chunk_bytes=1M; bcast:0-:tree ;"
-        "allgather[ranks=8-,memory=host,dtype=float32]:ring;reduce:64K-:tree@chunk_bytes=65536;",
+        "allgather[ranks=8-,memory=host,dtype=float32]:ring;reduce:64K-:tree@chunk_bytes=65536;"
+        "barrier[cores=shared]:0-:leader_shm",
         true);
-    REQUIRE(t.rules.size() == 5);
+    REQUIRE(t.rules.size() == 6);
     CHECK(t.warnings.empty());
     CHECK(rule_to_string(t.rules[0]) == "allreduce bytes=0-4K -> recursive_doubling");
     CHECK(rule_to_string(t.rules[1]) == "allreduce bytes=4K- -> ring chunk_bytes=1M");
@@ -246,6 +247,12 @@ TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
     CHECK(rule_to_string(t.rules[3]) ==
           "allgather bytes=0- ranks=8- memory=host dtype=float32 -> ring");
     CHECK(rule_to_string(t.rules[4]) == "reduce bytes=64K- -> tree chunk_bytes=64K");
+    CHECK(rule_to_string(t.rules[5]) == "barrier bytes=0- cores=shared -> leader_shm");
+    // cores=shared matches only where ranks share cores.
+    CallShape shape{Collective::Barrier, 0, 4, 1, MemoryType::Host, Datatype::Float32};
+    CHECK_FALSE(rule_matches(t.rules[5], shape));
+    shape.shared_cores = true;
+    CHECK(rule_matches(t.rules[5], shape));
     CHECK(t.rules[0].origin == "TUTTI_TUNE 'allreduce:0-4K:recursive_doubling'");
     CHECK(t.rules[1].origin == "TUTTI_TUNE 'allreduce:4K-:ring@chunk_bytes=1M'");
     CHECK(t.rules[3].origin == "TUTTI_TUNE 'allgather[ranks=8-,memory=host,dtype=float32]:ring'");
@@ -291,9 +298,11 @@ TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
         {"allreduce:0-:", "TUTTI_TUNE 'allreduce:0-:': no algorithm named"},
         {"allreduce[ranks=4:0-:ring",
          "TUTTI_TUNE 'allreduce[ranks=4:0-:ring': '[' without ']'"},
+        {"allreduce[gpus=4]:0-:ring",
+         "TUTTI_TUNE 'allreduce[gpus=4]:0-:ring': unknown filter 'gpus' (expected one of ranks, "
+         "nodes, memory, dtype, cores)"},
         {"allreduce[cores=4]:0-:ring",
-         "TUTTI_TUNE 'allreduce[cores=4]:0-:ring': unknown filter 'cores' (expected one of ranks, "
-         "nodes, memory, dtype)"},
+         "TUTTI_TUNE 'allreduce[cores=4]:0-:ring': unknown cores '4' (expected shared or own)"},
         {"allreduce[memory=gpu]:0-:ring",
          "TUTTI_TUNE 'allreduce[memory=gpu]:0-:ring': unknown memory type 'gpu' (expected one of "
          "host, cuda)"},
@@ -304,7 +313,7 @@ TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
          "TUTTI_TUNE 'allreduce[ranks=4]x:0-:ring': unexpected 'x' after the filters"},
         {"allreduce[ranks]:0-:ring",
          "TUTTI_TUNE 'allreduce[ranks]:0-:ring': filter 'ranks' is not KEY=VALUE (keys: ranks, "
-         "nodes, memory, dtype)"},
+         "nodes, memory, dtype, cores)"},
         {"alltoallv:4K-:pairwise",
          "TUTTI_TUNE 'alltoallv:4K-:pairwise': alltoallv rules are matched at size 0 (alltoallv "
          "sizes differ between ranks), so bytes '4K-' never matches; use \"0-\""},
