@@ -232,6 +232,23 @@ algorithm = "rng"
   CHECK(first < second);
 }
 
+TEST_CASE("a file's cores key: shared or own, and nothing else", "[tuning]") {
+  const TuningFile f = parse_tuning_toml(
+      "[[rule]]\ncollective = \"barrier\"\ncores = \"shared\"\nalgorithm = \"leader_shm\"\n"
+      "[[rule]]\ncollective = \"barrier\"\ncores = \"own\"\nalgorithm = \"shm\"\n",
+      "c.toml", true);
+  REQUIRE(f.rule_count() == 2);
+  const std::vector<TuningRule> rules = f.rules_for({4, 1, 4});
+  REQUIRE(rules.size() == 2);
+  CHECK(rule_to_string(rules[0]) == "barrier bytes=0- cores=shared -> leader_shm");
+  CHECK(rule_to_string(rules[1]) == "barrier bytes=0- cores=own -> shm");
+  CHECK(error_of([] {
+          parse_tuning_toml("[[rule]]\ncollective = \"barrier\"\ncores = \"many\"\n"
+                            "algorithm = \"shm\"\n",
+                            "c.toml", true);
+        }).find("c.toml:3: unknown cores 'many' (expected shared or own)") != std::string::npos);
+}
+
 TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
   SECTION("rules, ranges, filters and parameters") {
     const TuneRules t = parse_tune_string(
@@ -525,6 +542,12 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(one_node, Collective::Reduce, 8, 4) == "shm");
   CHECK(picks(one_node, Collective::Bcast, 4 << 10, 4) == "shm");
   CHECK(picks(one_node, Collective::Barrier, 0, 4) == "shm");
+  // Where ranks share cores, the barrier goes through one leader.
+  Topology shared_cores = Topology::single_node(4, 1 << 20);
+  shared_cores.shared_cores = true;
+  const Dispatcher oversubscribed(TuningTable(std::vector<TuningRule>{}), shared_cores);
+  CHECK(picks(oversubscribed, Collective::Barrier, 0, 4) == "leader_shm");
+  CHECK(picks(oversubscribed, Collective::Bcast, 8, 4) == "shm");
   // Since blocking calls run their schedule directly, the smallest bcast is
   // faster through the segment too.
   CHECK(picks(one_node, Collective::Bcast, 8, 4) == "shm");
