@@ -195,13 +195,10 @@ std::optional<std::string> check_rule(const TuningRule& r) {
   return std::nullopt;
 }
 
-bool compatible(const std::optional<MemoryType>& a, const std::optional<MemoryType>& b) {
-  return !a || !b || *a == *b;
-}
-bool compatible(const std::optional<Datatype>& a, const std::optional<Datatype>& b) {
-  return !a || !b || *a == *b;
-}
-bool compatible(const std::optional<bool>& a, const std::optional<bool>& b) {
+// Two optional filters (memory, dtype, cores) can match one call: either is
+// unset, or they are equal.
+template <typename T>
+bool compatible(const std::optional<T>& a, const std::optional<T>& b) {
   return !a || !b || *a == *b;
 }
 
