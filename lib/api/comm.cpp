@@ -78,13 +78,17 @@ Topology discover_topology(MPI_Comm comm) {
   check_mpi(rc, "MPI_Allreduce (node leader, CPUs)");
   const int node_cpus = CPU_COUNT(&cpus);
   t.oversubscribed = node_cpus > 0 && local_ranks > node_cpus;
-  int shared = t.oversubscribed ? 1 : 0;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &shared, 1, MPI_INT, MPI_LOR, comm),
-            "MPI_Allreduce (ranks that share cores)");
-  t.shared_cores = shared != 0;
+  // Every rank's node leader and whether its node is oversubscribed, in one
+  // exchange: shared_cores must be the same on every rank.
+  const int mine[2] = {leader, t.oversubscribed ? 1 : 0};
+  std::vector<int> gathered(2 * static_cast<size_t>(t.nranks));
+  check_mpi(MPI_Allgather(mine, 2, MPI_INT, gathered.data(), 2, MPI_INT, comm),
+            "MPI_Allgather (node leaders, oversubscribed nodes)");
   std::vector<int> leaders(static_cast<size_t>(t.nranks));
-  check_mpi(MPI_Allgather(&leader, 1, MPI_INT, leaders.data(), 1, MPI_INT, comm),
-            "MPI_Allgather (node leaders)");
+  for (size_t r = 0; r < leaders.size(); ++r) {
+    leaders[r] = gathered[2 * r];
+    t.shared_cores = t.shared_cores || gathered[2 * r + 1] != 0;
+  }
   std::map<int, int> node_index;
   for (int l : leaders) node_index.emplace(l, 0);
   int next = 0;
