@@ -158,7 +158,7 @@ int explain(const ExplainRequest& q) {
                                                   : static_cast<size_t>(cfg.shm_bytes));
   // Cross-memory attach, as tutti_comm_create's probe finds it where the
   // kernel allows a user's processes to read each other (TUTTI_CMA=0: off).
-  if (topo.nnodes == 1 && topo.nranks > 1) dispatcher.set_peer_reads(cfg.cma);
+  if (topo.max_ranks_per_node > 1) dispatcher.set_peer_reads(cfg.cma);
 
   CollArgs a;
   a.coll = q.coll;

@@ -24,6 +24,19 @@ inline Refusal refuse_cma(const CollArgs&, const Topology& topo) {
   return std::nullopt;
 }
 
+// The node-aware single-copy algorithms (*_leader_cma.cpp): any number of
+// nodes, each node's ranks reading each other in place; a node of one rank
+// reads nobody.
+inline Refusal refuse_node_cma(const CollArgs&, const Topology& topo) {
+  if (topo.max_ranks_per_node == 1) return std::nullopt;
+  if (topo.shared_bytes == 0)
+    return "no shared-memory segment for its flags (TUTTI_SHM_BYTES=0 or unavailable)";
+  if (!topo.peer_reads)
+    return "the ranks of a node cannot read each other's memory (cross-memory attach "
+           "unavailable, or TUTTI_CMA=0)";
+  return std::nullopt;
+}
+
 // The order in which rank r visits its P-1 peers: r+1, r+2, ... so that
 // the ranks do not all read from the same owner at once.
 template <typename Visit>

@@ -24,6 +24,8 @@ extern const Algorithm kBarrierDissemination, kBarrierShm, kBarrierLeader, kBarr
 // Single-copy reads of the peers' buffers on one node (cross-memory attach).
 extern const Algorithm kAllreduceCma, kReduceCma, kBcastCma, kAllgatherCma, kGatherCma,
     kScatterCma, kAlltoallCma;
+// The same inside each node of a job across nodes.
+extern const Algorithm kBcastLeaderCma;
 extern const Algorithm kMpiAllreduce, kMpiReduce, kMpiBcast, kMpiAllgather, kMpiReduceScatter,
     kMpiGather, kMpiScatter, kMpiAlltoall, kMpiAlltoallv, kMpiBarrier;
 
@@ -46,7 +48,7 @@ const Algorithm* const kRegistry[] = {
     &kAlltoallvPairwise, &kAlltoallvLinear,
     &kBarrierDissemination, &kBarrierShm, &kBarrierLeader, &kBarrierLeaderShm,
     &kAllreduceCma, &kReduceCma, &kBcastCma, &kAllgatherCma, &kGatherCma, &kScatterCma,
-    &kAlltoallCma,
+    &kAlltoallCma, &kBcastLeaderCma,
     // The MPI library's own collectives: the fallback for every collective.
     &kMpiAllreduce, &kMpiReduce, &kMpiBcast, &kMpiAllgather, &kMpiReduceScatter, &kMpiGather,
     &kMpiScatter, &kMpiAlltoall, &kMpiAlltoallv, &kMpiBarrier,

@@ -189,12 +189,26 @@ void Comm::allocate_node_memory() {
       throw;
     }
   }
+  // The single-copy steps inside a node (the node-aware *_cma algorithms)
+  // synchronise through the segment's flags; a node of one rank reads
+  // nobody. Every rank of a node got a segment or none (allocate agrees).
+  int reads = 1;
+  if (rc == MPI_SUCCESS && node_memory_) {
+    try {
+      reads = probe_peer_reads(node_comm, config_.cma) ? 1 : 0;
+    } catch (...) {
+      MPI_Comm_free(&node_comm);
+      throw;
+    }
+  }
   MPI_Comm_free(&node_comm);
   check_mpi(rc, "MPI_Allreduce (shared segment size)");
-  int ok = node_ranks == 1 || node_memory_ ? 1 : 0;
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ok, 1, MPI_INT, MPI_MIN, mpi_comm_),
+  int agreed[2] = {node_ranks == 1 || node_memory_ ? 1 : 0, reads};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, mpi_comm_),
             "MPI_Allreduce (shared segments)");
+  const bool ok = agreed[0] == 1;
   if (!ok) node_memory_.reset();  // collective on this node: its ranks agree
+  dispatcher_.set_peer_reads(ok && agreed[1] == 1);
   if (node_memory_) {
     node_memory_->port().slot_writes().force(config_.shm_stream);
     node_memory_->port().use_rank_index(topology().nodes->local_of_rank);

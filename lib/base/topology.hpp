@@ -31,10 +31,10 @@ struct Topology {
   // in the shared-memory algorithms (*_shm), jobs across nodes in the
   // node-aware ones.
   size_t shared_bytes = 0;
-  // The ranks of a single-node communicator may read each other's buffers
-  // in place (node/peer_memory.hpp: cross-memory attach, probed at
-  // creation and agreed by all ranks; TUTTI_CMA=0 turns it off). The *_cma
-  // algorithms refuse without it.
+  // The ranks of each node may read each other's buffers in place
+  // (node/peer_memory.hpp: cross-memory attach, probed at creation on every
+  // node of several ranks and agreed by all ranks; TUTTI_CMA=0 turns it
+  // off). The *_cma algorithms refuse without it.
   bool peer_reads = false;
   // This rank's node has more ranks than CPUs they may run on (the union of
   // their affinity masks): waits then yield at once instead of spinning.
