@@ -30,10 +30,14 @@ size_t binomial_segment_bytes(const ScheduleBuilder& b) {
 
 void append_binomial_bcast(ScheduleBuilder& b, const BinomialTree& tree, BufRef data,
                            size_t bytes, size_t segment_bytes) {
-  if (bytes == 0 || tree.nranks == 1) return;
-  const int parent = tree.parent();
   std::vector<int> children = tree.children();
   std::reverse(children.begin(), children.end());  // largest subtree first
+  append_pipelined_bcast(b, tree.parent(), children, data, bytes, segment_bytes);
+}
+
+void append_pipelined_bcast(ScheduleBuilder& b, int parent, const std::vector<int>& children,
+                            BufRef data, size_t bytes, size_t segment_bytes) {
+  if (bytes == 0 || (parent < 0 && children.empty())) return;
   const size_t segments = (bytes + segment_bytes - 1) / segment_bytes;
   auto seg_bytes = [&](size_t s) { return std::min(segment_bytes, bytes - s * segment_bytes); };
   auto recv_segment = [&](size_t s) {

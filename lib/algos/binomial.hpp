@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <vector>
 
 #include "algos/patterns.hpp"
 #include "engine/schedule.hpp"
@@ -34,6 +35,11 @@ size_t binomial_segment_bytes(const ScheduleBuilder& b);
 // Rounds: S*children (+1 to receive the first segment) for S segments.
 void append_binomial_bcast(ScheduleBuilder& b, const BinomialTree& tree, BufRef data,
                            size_t bytes, size_t segment_bytes);
+
+// The same on any tree: this rank's `parent` (-1 at the root) and its
+// `children` in the order they get each segment.
+void append_pipelined_bcast(ScheduleBuilder& b, int parent, const std::vector<int>& children,
+                            BufRef data, size_t bytes, size_t segment_bytes);
 
 // Scatters blocks (by virtual rank, in elements) from the root: a non-root
 // rank receives the blocks of its subtree at locate(v...), then sends each

@@ -107,6 +107,30 @@ struct BinomialTree {
   }
 };
 
+// Binary tree rooted at `root`, heap-shaped in virtual ranks (r - root) mod
+// n: the parent of v is (v - 1) / 2, its children 2v + 1 and 2v + 2. Depth
+// floor(log2 n), at most two children: a pipelined broadcast moves each
+// byte out of a rank at most twice, where the binomial tree's root sends it
+// ceil(log2 n) times.
+struct BinaryTree {
+  int rank, nranks, root;
+
+  int vrank() const { return mod(rank - root, nranks); }
+  int real(int v) const { return (v + root) % nranks; }
+  // -1 for the root.
+  int parent() const {
+    const int v = vrank();
+    return v == 0 ? -1 : real((v - 1) / 2);
+  }
+  std::vector<int> children() const {
+    std::vector<int> out;
+    const int v = vrank();
+    for (int c : {2 * v + 1, 2 * v + 2})
+      if (c < nranks) out.push_back(real(c));
+    return out;
+  }
+};
+
 // Recursive doubling/halving on a non-power-of-two count: the first 2*extra
 // ranks pair up (even rank r folds into r+1), leaving pof2 participants,
 // renumbered 0..pof2-1. Non-participants ("folded" ranks) hand their data to

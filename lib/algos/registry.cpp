@@ -10,7 +10,7 @@ extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRe
 extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduceLeader,
     kReduceLeaderShm, kReduceKnomial;
 extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader,
-    kBcastLeaderShm, kBcastKnomial;
+    kBcastLeaderShm, kBcastKnomial, kBcastBinaryTree, kBcastBinaryLeaderShm;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm,
     kAllgatherLeader, kAllgatherLeaderShm, kAllgatherHierarchicalShm;
 extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kReduceScatterShm,
@@ -36,7 +36,7 @@ const Algorithm* const kRegistry[] = {
     &kAllreduceLeaderShm, &kAllreduceRecursiveMultiplying,
     &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader, &kReduceLeaderShm, &kReduceKnomial,
     &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader, &kBcastLeaderShm,
-    &kBcastKnomial,
+    &kBcastKnomial, &kBcastBinaryTree, &kBcastBinaryLeaderShm,
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,
     &kAllgatherLeader, &kAllgatherLeaderShm, &kAllgatherHierarchicalShm,
     &kReduceScatterRing, &kReduceScatterRecursiveHalving, &kReduceScatterShm,

@@ -1,0 +1,54 @@
+// bcast "binary_leader_shm": "leader_shm" for many nodes and large vectors:
+// one leader per node (the root on its node, the first rank on every other
+// node), a pipelined binary tree between the leaders instead of a binomial
+// one, then each node's shared segment.
+//   Steps:    1. the leaders broadcast between nodes: binary tree from the
+//                root's node (patterns.hpp BinaryTree), pipelined in segments
+//                (binomial_segment_bytes);
+//             2. inside each node the leader hands the vector to the others
+//                through the segment (append_node_bcast, as "leader_shm").
+//   Scratch:  none.
+//   Cost, N nodes of L ranks, n bytes in S segments:
+//             about 2 (S + floor(log2 N)) (alpha_out + n/S beta_out): each
+//             leader sends the vector at most twice between nodes, where
+//             "leader_shm"'s root leader sends it ceil(log2 N) times (at
+//             2,048 nodes, 8 MiB: 11 times); for one segment twice its
+//             latency;
+//           + the phase inside the node, as "leader_shm".
+//   Any rank count, count, topology and root; see node_shm.hpp for what the
+//   segment must hold.
+#include "algos/binomial.hpp"
+#include "algos/node_groups.hpp"
+#include "algos/node_shm.hpp"
+#include "algos/registry.hpp"
+
+namespace tutti::algos {
+namespace {
+
+void build(ScheduleBuilder& b) {
+  const CollArgs& a = b.args();
+  const size_t n = a.count * b.elem_size();
+  const NodeGroups g = node_groups_of(b.topology(), b.comm_rank());
+  const std::vector<int> leaders = g.leaders_for_root(a.root);
+  const int my_leader = leaders[static_cast<size_t>(g.my_node)];
+  if (b.comm_rank() == my_leader && g.nnodes() > 1) {
+    auto between_nodes = b.within(leaders);
+    const BinaryTree tree{b.rank(), b.nranks(), g.node_of(a.root)};
+    append_pipelined_bcast(b, tree.parent(), tree.children(), output(), n,
+                           binomial_segment_bytes(b));
+  }
+  if (g.my_node_ranks().size() > 1) {
+    auto in_node = b.within(g.my_node_ranks());
+    append_node_bcast(b, g.local_index_of(my_leader), output(), n, node_slot_bytes(a, b.topology()));
+  }
+}
+
+}  // namespace
+
+extern const Algorithm kBcastBinaryLeaderShm{
+    "binary_leader_shm", Collective::Bcast,
+    "node-aware, one leader per node: pipelined binary tree between the nodes' leaders, then "
+    "through each node's shared segment",
+    refuse_node_shm, build};
+
+}  // namespace tutti::algos
