@@ -13,8 +13,13 @@ size_t binomial_reduce_segment_bytes(const ScheduleBuilder& b) {
 
 void append_binomial_reduce(ScheduleBuilder& b, const BinomialTree& tree, BufRef in, BufRef acc,
                             BufRef landing, size_t bytes, size_t segment_bytes) {
-  const int parent = tree.parent();
-  const std::vector<int> children = tree.children();
+  append_pipelined_reduce(b, tree.parent(), tree.children(), in, acc, landing, bytes,
+                          segment_bytes);
+}
+
+void append_pipelined_reduce(ScheduleBuilder& b, int parent, const std::vector<int>& children,
+                             BufRef in, BufRef acc, BufRef landing, size_t bytes,
+                             size_t segment_bytes) {
   const size_t segments = (bytes + segment_bytes - 1) / segment_bytes;
   auto seg_bytes = [&](size_t s) { return std::min(segment_bytes, bytes - s * segment_bytes); };
   if (children.empty()) {

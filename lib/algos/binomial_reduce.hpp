@@ -2,10 +2,12 @@
 // reduces segment s from each of its children in turn (smallest subtree
 // first) and passes it to its parent while it reduces segment s+1, so every
 // level of the tree works at once on large vectors. Used by reduce "tree"
-// and allreduce "tree".
+// and allreduce "tree"; on a binary tree by reduce "binary_tree" and
+// "binary_leader_shm".
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "algos/patterns.hpp"
 #include "engine/schedule.hpp"
@@ -24,5 +26,11 @@ size_t binomial_reduce_segment_bytes(const ScheduleBuilder& b);
 // Rounds: segments * children + 1 (a leaf: segments).
 void append_binomial_reduce(ScheduleBuilder& b, const BinomialTree& tree, BufRef in, BufRef acc,
                             BufRef landing, size_t bytes, size_t segment_bytes);
+
+// The same on any tree: this rank's `parent` (-1 at the root) and its
+// `children` in the order their segments are reduced.
+void append_pipelined_reduce(ScheduleBuilder& b, int parent, const std::vector<int>& children,
+                             BufRef in, BufRef acc, BufRef landing, size_t bytes,
+                             size_t segment_bytes);
 
 }  // namespace tutti::algos

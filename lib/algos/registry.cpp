@@ -8,7 +8,7 @@ extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRe
     kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceHierarchicalShm,
     kAllreduceLeader, kAllreduceLeaderShm, kAllreduceRecursiveMultiplying;
 extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduceLeader,
-    kReduceLeaderShm, kReduceKnomial;
+    kReduceLeaderShm, kReduceKnomial, kReduceBinaryTree, kReduceBinaryLeaderShm;
 extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader,
     kBcastLeaderShm, kBcastKnomial, kBcastBinaryTree, kBcastBinaryLeaderShm;
 extern const Algorithm kAllgatherRing, kAllgatherRecursiveDoubling, kAllgatherBruck, kAllgatherShm,
@@ -35,6 +35,7 @@ const Algorithm* const kRegistry[] = {
     &kAllreduceShm, &kAllreduceHierarchical, &kAllreduceHierarchicalShm, &kAllreduceLeader,
     &kAllreduceLeaderShm, &kAllreduceRecursiveMultiplying,
     &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader, &kReduceLeaderShm, &kReduceKnomial,
+    &kReduceBinaryTree, &kReduceBinaryLeaderShm,
     &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader, &kBcastLeaderShm,
     &kBcastKnomial, &kBcastBinaryTree, &kBcastBinaryLeaderShm,
     &kAllgatherRing, &kAllgatherRecursiveDoubling, &kAllgatherBruck, &kAllgatherShm,

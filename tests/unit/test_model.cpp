@@ -504,11 +504,13 @@ TEST_CASE("model: the radix-k algorithms run at every p to 1,024 and beat radix 
 
 namespace tutti::testing {
 
-// The pipelined binary trees (bcast binary_tree, binary_leader_shm): their
+// The pipelined binary trees (bcast and reduce binary_tree and
+// binary_leader_shm): their
 // schedules match up at every p from 1 to 1,024 (8 ranks a node, roots
 // other than 0, several segments), and at 4,096 and 16,384 ranks a large
 // vector takes well under the binomial trees' time, whose root sends it
-// ceil(log2 P) times: the bandwidth term of 2n, not log2(P) n. The flat
+// (or receives) ceil(log2 P) times: the bandwidth term of 2n, not
+// log2(P) n. The flat
 // tree on nodes of one rank: on nodes of 8, most of its edges cross
 // between nodes and the node's NIC carries 8 ranks' sends (slower than the
 // binomial tree there, as the model says and the dispatcher knows).
@@ -516,22 +518,25 @@ TEST_CASE("model: the pipelined binary trees run at every p to 1,024 and beat bi
           "[model]") {
   const model::Machine m;
   struct Pair {
+    Collective coll;
     const char* binary;
     const char* binomial;
     int ranks_per_node;
   };
-  for (const Pair& pair :
-       {Pair{"binary_tree", "tree", 1}, Pair{"binary_leader_shm", "leader_shm", 8}}) {
-    const algos::Algorithm* binary = algos::find_algorithm(Collective::Bcast, pair.binary);
-    const algos::Algorithm* binomial = algos::find_algorithm(Collective::Bcast, pair.binomial);
+  for (const Pair& pair : {Pair{Collective::Bcast, "binary_tree", "tree", 1},
+                           Pair{Collective::Bcast, "binary_leader_shm", "leader_shm", 8},
+                           Pair{Collective::Reduce, "binary_tree", "tree", 1},
+                           Pair{Collective::Reduce, "binary_leader_shm", "leader_shm", 8}}) {
+    const algos::Algorithm* binary = algos::find_algorithm(pair.coll, pair.binary);
+    const algos::Algorithm* binomial = algos::find_algorithm(pair.coll, pair.binomial);
     REQUIRE(binary);
     REQUIRE(binomial);
-    // 1 MiB in 256 KiB segments: four of them in flight down the tree.
-    CollArgs args{.coll = Collective::Bcast, .count = 1 << 18, .dtype = Datatype::Float32};
+    // 1 MiB in 256 KiB segments: four of them in flight along the tree.
+    CollArgs args{.coll = pair.coll, .count = 1 << 18, .dtype = Datatype::Float32, .op = Op::Sum};
     for (int p = 1; p <= 1024; ++p) {
       args.root = p / 3;
       const model::Prediction pr = model::predict(*binary, args, model::model_topology(p, 8), m);
-      INFO(pair.binary << " " << p << " ranks: " << pr.error);
+      INFO(collective_name(pair.coll) << " " << pair.binary << " " << p << " ranks: " << pr.error);
       REQUIRE(pr.error.empty());
     }
     args.root = 0;
@@ -540,7 +545,7 @@ TEST_CASE("model: the pipelined binary trees run at every p to 1,024 and beat bi
       const Topology topo = model::model_topology(p, pair.ranks_per_node);
       const model::Prediction fast = model::predict(*binary, args, topo, m);
       const model::Prediction slow = model::predict(*binomial, args, topo, m);
-      INFO(p << " ranks: " << pair.binary << " " << fast.us << " us, " << pair.binomial << " "
+      INFO(collective_name(pair.coll) << " " << p << " ranks: " << pair.binary << " " << fast.us << " us, " << pair.binomial << " "
              << slow.us);
       REQUIRE(fast.error.empty());
       REQUIRE(slow.error.empty());
