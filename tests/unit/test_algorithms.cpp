@@ -525,3 +525,51 @@ TEST_CASE("radix algorithms are right at every radix", "[algorithms][sim]") {
 }
 
 }  // namespace tutti::testing
+
+#include "algos/across_nodes.hpp"
+
+namespace tutti::testing {
+
+// The phase between nodes of the node-aware allreduces takes Rabenseifner's
+// recursive halving beyond the 4 nodes measured, where its terms are the
+// lowest (the cases of "on jobs of several nodes" above are too small for
+// it): right on 8, 12 (a fold) and 16 nodes of 1-2 ranks, each lane's
+// slice of a size where the halving runs, in place and not, every op.
+TEST_CASE("node-aware allreduces are right where recursive halving runs between nodes",
+          "[algorithms][sim]") {
+  using algos::AcrossNodes;
+  for (int nodes : {2, 3, 4})
+    for (size_t bytes : {size_t{8}, size_t{64} << 10, size_t{1} << 20, size_t{64} << 20})
+      CHECK(algos::choose_across_nodes(nodes, bytes) != AcrossNodes::Halving);
+  CHECK(algos::choose_across_nodes(8, 8) == AcrossNodes::Doubling);
+  CHECK(algos::choose_across_nodes(2048, size_t{8} << 20) == AcrossNodes::Halving);
+  // Every lane (local rank) carries one slice of this many bytes between nodes.
+  constexpr size_t kLaneCount = (size_t{128} << 10) / 8 + 3;  // float64, uneven blocks
+  uint64_t seed = 11;
+  for (const char* name : {"hierarchical", "hierarchical_shm", "leader", "leader_shm"}) {
+    const algos::Algorithm* algo = algos::find_algorithm(Collective::Allreduce, name);
+    REQUIRE(algo);
+    const bool lanes = std::string(name).starts_with("hierarchical");
+    for (int nodes : {8, 12, 16}) {
+      REQUIRE(algos::choose_across_nodes(nodes, kLaneCount * 8) == AcrossNodes::Halving);
+      for (int per_node : {1, 2}) {
+        Case c;
+        c.nranks = nodes * per_node;
+        for (int r = 0; r < c.nranks; ++r) c.node_of_rank.push_back(r / per_node);
+        c.shared_bytes = size_t{16} << 20;  // a slot holds the whole vector: one chunk
+        c.args.coll = Collective::Allreduce;
+        c.args.count = lanes ? kLaneCount * static_cast<size_t>(per_node) : kLaneCount;
+        c.args.dtype = Datatype::Float64;
+        c.args.op = kAllOps[seed % kNumOps];
+        c.args.in_place = seed % 2 == 0;
+        bool ran = false;
+        const std::string error = run_case(*algo, c, ++seed, ran);
+        INFO(describe_case(*algo, c));
+        CHECK(ran);
+        CHECK(error.empty());
+      }
+    }
+  }
+}
+
+}  // namespace tutti::testing
