@@ -20,8 +20,9 @@ namespace tutti::algos {
 // Measured on 2 emulated nodes x 1 rank (tutti-bench --compare-mpi, one
 // job per algorithm, 2026-11-26): 512 KiB 224 us against 258, 1 MiB 454
 // against 1132, 2 MiB 1276 against 2278, 4 MiB 2444 against 4229.
-// From 4 MiB the ring wins whatever the node count (8 MiB: 4.9 ms
-// against 8.1 ms).
+// From 4 MiB the ring beats doubling whatever the node count (8 MiB: 4.9
+// ms against 8.1 ms); beyond 4 nodes halving, which moves the ring's bytes
+// in log2(N) steps, is weighed first.
 AcrossNodes choose_across_nodes(int nodes, size_t bytes) {
   constexpr double kAlphaUs = 25, kLinkBytesPerUs = 2000, kReduceBytesPerUs = 2000;
   const double n = static_cast<double>(bytes), s = n / kLinkBytesPerUs, g = n / kReduceBytesPerUs;

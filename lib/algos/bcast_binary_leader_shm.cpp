@@ -17,31 +17,14 @@
 //           + the phase inside the node, as "leader_shm".
 //   Any rank count, count, topology and root; see node_shm.hpp for what the
 //   segment must hold.
-#include "algos/binomial.hpp"
-#include "algos/node_groups.hpp"
+#include "algos/leader_trees.hpp"
 #include "algos/node_shm.hpp"
 #include "algos/registry.hpp"
 
 namespace tutti::algos {
 namespace {
 
-void build(ScheduleBuilder& b) {
-  const CollArgs& a = b.args();
-  const size_t n = a.count * b.elem_size();
-  const NodeGroups g = node_groups_of(b.topology(), b.comm_rank());
-  const std::vector<int> leaders = g.leaders_for_root(a.root);
-  const int my_leader = leaders[static_cast<size_t>(g.my_node)];
-  if (b.comm_rank() == my_leader && g.nnodes() > 1) {
-    auto between_nodes = b.within(leaders);
-    const BinaryTree tree{b.rank(), b.nranks(), g.node_of(a.root)};
-    append_pipelined_bcast(b, tree.parent(), tree.children(), output(), n,
-                           binomial_segment_bytes(b));
-  }
-  if (g.my_node_ranks().size() > 1) {
-    auto in_node = b.within(g.my_node_ranks());
-    append_node_bcast(b, g.local_index_of(my_leader), output(), n, node_slot_bytes(a, b.topology()));
-  }
-}
+void build(ScheduleBuilder& b) { append_leader_shm_bcast(b, LeaderTree::Binary); }
 
 }  // namespace
 

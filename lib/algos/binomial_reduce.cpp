@@ -47,4 +47,23 @@ void append_pipelined_reduce(ScheduleBuilder& b, int parent, const std::vector<i
   b.end_round();
 }
 
+void append_tree_reduce(ScheduleBuilder& b, int parent, const std::vector<int>& children) {
+  const CollArgs& a = b.args();
+  const size_t n = a.count * b.elem_size();
+  const bool is_root = b.rank() == a.root;
+  if (b.nranks() == 1) {
+    if (!a.in_place) b.copy(output(), input(), n);
+    return;
+  }
+  const size_t segment = binomial_reduce_segment_bytes(b);
+  BufRef acc = input(), landing = input();  // unused on leaves
+  if (!children.empty()) {
+    // Only the root has an output; inner ranks accumulate in scratch.
+    acc = is_root ? output() : b.scratch(n);
+    landing = b.scratch(std::min(segment, n));
+  }
+  append_pipelined_reduce(b, parent, children, input(), acc, landing, n, segment);
+  if (is_root) b.finalize(output(), n);
+}
+
 }  // namespace tutti::algos

@@ -33,4 +33,9 @@ void append_pipelined_reduce(ScheduleBuilder& b, int parent, const std::vector<i
                              BufRef in, BufRef acc, BufRef landing, size_t bytes,
                              size_t segment_bytes);
 
+// A whole reduce on any tree, as reduce "tree" runs it on the binomial one:
+// ranks with children accumulate in scratch (the root in its output), the
+// root finalizes (avg); one rank copies its input.
+void append_tree_reduce(ScheduleBuilder& b, int parent, const std::vector<int>& children);
+
 }  // namespace tutti::algos

@@ -17,48 +17,14 @@
 //             ceil(log2 N) times; for one segment twice its latency.
 //   Any rank count, count, topology and root; every op. See node_shm.hpp
 //   for what the segment must hold.
-#include <algorithm>
-
-#include "algos/binomial_reduce.hpp"
-#include "algos/node_groups.hpp"
+#include "algos/leader_trees.hpp"
 #include "algos/node_shm.hpp"
 #include "algos/registry.hpp"
 
 namespace tutti::algos {
 namespace {
 
-void build(ScheduleBuilder& b) {
-  const CollArgs& a = b.args();
-  const size_t n = a.count * b.elem_size();
-  const bool is_root = b.comm_rank() == a.root;
-  if (b.nranks() == 1) {
-    if (!a.in_place) b.copy(output(), input(), n);
-    return;
-  }
-  const NodeGroups g = node_groups_of(b.topology(), b.comm_rank());
-  const std::vector<int> leaders = g.leaders_for_root(a.root);
-  const int my_leader = leaders[static_cast<size_t>(g.my_node)];
-  const bool is_leader = b.comm_rank() == my_leader;
-  // A leader's accumulator: the root's output, else scratch. It holds the
-  // node's partial result after step 1 and its subtree's after step 2.
-  const BufRef acc = is_root ? output() : (is_leader ? b.scratch(n) : input());
-  BufRef node_result = input();  // the whole node's, on its leader after step 1
-  if (g.my_node_ranks().size() > 1) {
-    auto in_node = b.within(g.my_node_ranks());
-    append_node_reduce(b, g.local_index_of(my_leader), input(), acc, n,
-                       node_slot_bytes(a, b.topology()));
-    node_result = acc;
-  }
-  if (is_leader && g.nnodes() > 1) {
-    auto between_nodes = b.within(leaders);
-    const size_t segment = binomial_reduce_segment_bytes(b);
-    const BinaryTree tree{b.rank(), b.nranks(), g.node_of(a.root)};
-    const std::vector<int> children = tree.children();
-    const BufRef landing = children.empty() ? node_result : b.scratch(std::min(segment, n));
-    append_pipelined_reduce(b, tree.parent(), children, node_result, acc, landing, n, segment);
-  }
-  if (is_root) b.finalize(output(), n);
-}
+void build(ScheduleBuilder& b) { append_leader_shm_reduce(b, LeaderTree::Binary); }
 
 }  // namespace
 

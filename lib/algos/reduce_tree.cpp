@@ -12,8 +12,6 @@
 //             most). Cost, unpipelined: ceil(log2 P) (alpha + n beta + n gamma);
 //             pipelined, the n terms approach children * n (beta + gamma).
 //   Any rank count, count and root; every op.
-#include <algorithm>
-
 #include "algos/binomial_reduce.hpp"
 #include "algos/patterns.hpp"
 #include "algos/registry.hpp"
@@ -22,23 +20,8 @@ namespace tutti::algos {
 namespace {
 
 void build(ScheduleBuilder& b) {
-  const CollArgs& a = b.args();
-  const size_t n = a.count * b.elem_size();
-  const bool is_root = b.rank() == a.root;
-  if (b.nranks() == 1) {
-    if (!a.in_place) b.copy(output(), input(), n);
-    return;
-  }
-  const BinomialTree tree{b.rank(), b.nranks(), a.root};
-  const size_t segment = binomial_reduce_segment_bytes(b);
-  BufRef acc = input(), landing = input();  // unused on leaves
-  if (!tree.children().empty()) {
-    // Only the root has an output; inner ranks accumulate in scratch.
-    acc = is_root ? output() : b.scratch(n);
-    landing = b.scratch(std::min(segment, n));
-  }
-  append_binomial_reduce(b, tree, input(), acc, landing, n, segment);
-  if (is_root) b.finalize(output(), n);
+  const BinomialTree tree{b.rank(), b.nranks(), b.args().root};
+  append_tree_reduce(b, tree.parent(), tree.children());
 }
 
 }  // namespace
