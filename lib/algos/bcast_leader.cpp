@@ -13,28 +13,19 @@
 //             up to P-1 for the flat tree (whose edges ignore the nodes).
 //   Any rank count, count, topology and root; on one node it is the tree.
 #include "algos/binomial.hpp"
-#include "algos/node_groups.hpp"
+#include "algos/leader_trees.hpp"
 #include "algos/registry.hpp"
 
 namespace tutti::algos {
 namespace {
 
 void build(ScheduleBuilder& b) {
-  const CollArgs& a = b.args();
-  const size_t n = a.count * b.elem_size();
-  const size_t segment = binomial_segment_bytes(b);
-  const NodeGroups g = node_groups_of(b.topology(), b.comm_rank());
-  const std::vector<int> leaders = g.leaders_for_root(a.root);
-  const int my_leader = leaders[static_cast<size_t>(g.my_node)];
-  if (b.comm_rank() == my_leader && g.nnodes() > 1) {
-    auto between_nodes = b.within(leaders);
-    append_binomial_bcast(b, BinomialTree{b.rank(), b.nranks(), g.node_of(a.root)}, output(), n,
-                          segment);
-  }
+  const NodeLeader nl = append_bcast_between_leaders(b, LeaderTree::Binomial);
+  const NodeGroups& g = nl.groups;
   if (g.my_node_ranks().size() > 1) {
     auto in_node = b.within(g.my_node_ranks());
-    append_binomial_bcast(b, BinomialTree{b.rank(), b.nranks(), g.local_index_of(my_leader)},
-                          output(), n, segment);
+    append_binomial_bcast(b, BinomialTree{b.rank(), b.nranks(), g.local_index_of(nl.leader)},
+                          output(), b.args().count * b.elem_size(), binomial_segment_bytes(b));
   }
 }
 

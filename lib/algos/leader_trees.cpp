@@ -29,9 +29,8 @@ Links links_of(LeaderTree tree, int rank, int nranks, int root) {
 
 }  // namespace
 
-void append_leader_shm_bcast(ScheduleBuilder& b, LeaderTree tree) {
+NodeLeader append_bcast_between_leaders(ScheduleBuilder& b, LeaderTree tree) {
   const CollArgs& a = b.args();
-  const size_t n = a.count * b.elem_size();
   const NodeGroups g = node_groups_of(b.topology(), b.comm_rank());
   const std::vector<int> leaders = g.leaders_for_root(a.root);
   const int my_leader = leaders[static_cast<size_t>(g.my_node)];
@@ -40,11 +39,19 @@ void append_leader_shm_bcast(ScheduleBuilder& b, LeaderTree tree) {
     Links l = links_of(tree, b.rank(), b.nranks(), g.node_of(a.root));
     if (tree == LeaderTree::Binomial)
       std::reverse(l.children.begin(), l.children.end());  // largest subtree first
-    append_pipelined_bcast(b, l.parent, l.children, output(), n, binomial_segment_bytes(b));
+    append_pipelined_bcast(b, l.parent, l.children, output(), a.count * b.elem_size(),
+                           binomial_segment_bytes(b));
   }
+  return {g, my_leader};
+}
+
+void append_leader_shm_bcast(ScheduleBuilder& b, LeaderTree tree) {
+  const NodeLeader nl = append_bcast_between_leaders(b, tree);
+  const NodeGroups& g = nl.groups;
   if (g.my_node_ranks().size() > 1) {
     auto in_node = b.within(g.my_node_ranks());
-    append_node_bcast(b, g.local_index_of(my_leader), output(), n, node_slot_bytes(a, b.topology()));
+    append_node_bcast(b, g.local_index_of(nl.leader), output(), b.args().count * b.elem_size(),
+                      node_slot_bytes(b.args(), b.topology()));
   }
 }
 
