@@ -205,14 +205,29 @@ class VirtualRun {
     const bool own_cores = cores_[static_cast<size_t>(node_of(k.dst))].empty();
     const double alpha = flag && own_cores && m_.flag_us >= 0 ? m_.flag_us : link.alpha(small);
     const double wire = static_cast<double>(bytes) / link.rate(small);
-    double start = std::max({depart, *out, *in});
-    // Inside a node a CPU copies the bytes (shared memory, cross-memory
-    // attach): they wait for a core where ranks share them.
-    if (same_node) start = on_cpu(k.dst, start, wire) - wire;
     // The ports take the next message once these bytes are through, and
     // not before the message rate allows (inject_us).
-    *out = *in = start + std::max(flag ? 0.0 : link.inject_us, wire);
-    return {start + wire, start + alpha + wire};
+    const double hold = std::max(flag ? 0.0 : link.inject_us, wire);
+    if (same_node) {
+      // Inside a node one CPU copies the bytes (shared memory, cross-memory
+      // attach) from the sender's buffer into the receiver's: both ends
+      // are busy at once, and the copy waits for a core where ranks share
+      // them.
+      double start = std::max({depart, *out, *in});
+      start = on_cpu(k.dst, start, wire) - wire;
+      *out = *in = start + hold;
+      return {start + wire, start + alpha + wire};
+    }
+    // Between nodes the switch buffers: the bytes leave the sender's NIC
+    // when it is free and enter the receiver's when they are there and it
+    // is free. Held together, a message waiting for a busy receiver would
+    // hold its sender's NIC too, and every later message of that NIC
+    // would queue behind it (a convoy no switch makes).
+    const double leave = std::max(depart, *out);
+    const double enter = std::max(leave, *in);
+    *out = leave + hold;
+    *in = enter + hold;
+    return {leave + wire, enter + alpha + wire};
   }
 
   // `rank` posted the send (or receive) of message k.

@@ -17,8 +17,8 @@
 // difference: where messages queue for NICs, the run of every rank serves
 // messages posted at the same time in rank order, so node 0's messages go
 // first everywhere and other NICs wait idle behind them (alltoall of large
-// blocks across nodes: up to 17x the time the NICs need to carry the
-// bytes); here every node is in step, and such exchanges take the time
+// blocks across nodes: up to about twice the time the NICs need to carry
+// the bytes); here every node is in step, and such exchanges take the time
 // the NICs need.
 #pragma once
 
