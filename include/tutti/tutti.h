@@ -69,6 +69,12 @@ typedef struct tutti_request *tutti_request_t;
 /* Same meaning as MPI_IN_PLACE (which tutti also accepts). */
 #define TUTTI_IN_PLACE ((void *)2)
 
+/* Defaults of the environment (README, "Environment variables"):
+ * TUTTI_TIMEOUT when unset, and TUTTI_SLEEP_AFTER on nodes whose ranks share
+ * cores (also what the torch backend asks for). */
+#define TUTTI_DEFAULT_TIMEOUT_S 300
+#define TUTTI_SHARED_CORES_SLEEP_AFTER_US 5000
+
 /* ---- communicators ---------------------------------------------------- */
 /* Collective over mpi_comm, an intra-communicator (inter-communicators are refused). */
 int tutti_comm_create(MPI_Comm mpi_comm, tutti_comm_t *comm);

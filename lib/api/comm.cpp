@@ -474,6 +474,14 @@ class Comm::Patience {
     }
     return timeout_s_ <= 0 || (++polls_ & 63) != 0 || !timed_out();
   }
+  // The same, where `mark` counts what the waiter has seen done (rounds,
+  // flag waits): it progressed if the count moved since the last poll, or
+  // if `events` says so.
+  bool after_poll_at(uint64_t mark, bool events = false) {
+    const bool moved = mark != last_mark_;
+    last_mark_ = mark;
+    return after_poll(events || moved);
+  }
   // With TUTTI_DEBUG=calls: how long the call has waited.
   double waited_us() const {
     return clock_started_ ? std::chrono::duration<double, std::micro>(Clock::now() - start_).count()
@@ -510,6 +518,7 @@ class Comm::Patience {
   bool clock_started_ = false;
   int idle_ = 0;
   uint64_t polls_ = 0;
+  uint64_t last_mark_ = 0;
   // Since when the wait has made no progress (read every 64 idle polls).
   Clock::time_point idle_since_{};
   bool idle_timed_ = false;
@@ -570,14 +579,11 @@ Status Comm::run_in_node(const Plan& plan, const OpLabel& label, const void* in,
   ScheduleRun run(*transport_, plan.schedule, bufs, label.seq);
   const uint64_t trace = recorder_ ? recorder_->started(label, bytes) : 0;
   Patience patience(*this, config_.timeout_s);
-  size_t round = run.round();
   for (uint64_t polls = 1; !run.advance(); ++polls) {
     // Nothing here needs the transport; it still takes in, now and then,
     // messages that arrive early for later calls.
     if ((polls & 63) == 0) transport_->progress();
-    const bool progressed = run.round() != round;
-    round = run.round();
-    if (!patience.after_poll(progressed)) {
+    if (!patience.after_poll_at(run.round())) {
       const std::string message = timeout_message(label.to_string(), run.waiting_for(),
                                                   config_.timeout_s);
       run.cancel(TUTTI_ERR_TIMEOUT, message);
@@ -603,9 +609,7 @@ class Comm::DirectWait final : public FlagWait {
     if ((++checks_ & 15) != 0) return true;
     // As in run_in_node: take in early messages now and then.
     if ((checks_ & 1023) == 0) comm_.transport_->progress();
-    const bool progressed = waits_ended != last_waits_ended_;
-    last_waits_ended_ = waits_ended;
-    if (!patience_.after_poll(progressed)) {
+    if (!patience_.after_poll_at(waits_ended)) {
       status = TUTTI_ERR_TIMEOUT;
       message = comm_.timeout_message(label_.to_string(), {peer}, comm_.config_.timeout_s);
       comm_.mark_failed(message);
@@ -626,7 +630,6 @@ class Comm::DirectWait final : public FlagWait {
   const OpLabel& label_;
   Patience patience_;
   uint64_t checks_ = 0;
-  uint64_t last_waits_ended_ = 0;
 };
 
 Status Comm::run_direct(const CollArgs& args, const Plan& plan, const OpLabel& label,
@@ -724,13 +727,10 @@ int Comm::progress() {
 
 Status Comm::wait(Operation& op, double timeout_s) {
   Patience patience(*this, timeout_s);
-  size_t rounds = op.rounds_done();
   while (!op.finished()) {
     const int events = progress();
     if (op.finished()) break;
-    const bool progressed = events > 0 || op.rounds_done() != rounds;
-    rounds = op.rounds_done();
-    if (!patience.after_poll(progressed)) {
+    if (!patience.after_poll_at(op.rounds_done(), events > 0)) {
       const std::string message = timeout_message(op.description(), op.waiting_for(), timeout_s);
       op.cancel(TUTTI_ERR_TIMEOUT, message);
       // Let the transport release the buffers before returning them.

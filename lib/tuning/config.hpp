@@ -23,7 +23,7 @@ struct DebugFlags {
 struct Config {
   TransportKind transport = TransportKind::Ucx;
   // TUTTI_TIMEOUT: seconds a blocking call may wait; 0 = forever.
-  double timeout_s = 300;
+  double timeout_s = TUTTI_DEFAULT_TIMEOUT_S;
   // TUTTI_SPIN: idle progress polls before a waiting rank yields its core.
   int spin_before_yield = 200;
   bool spin_set = false;  // TUTTI_SPIN was given
@@ -33,7 +33,7 @@ struct Config {
   double sleep_after_us = 0;
   bool sleep_set = false;  // TUTTI_SLEEP_AFTER was given
   // What waits yielding at once (oversubscribed nodes) use unless it was.
-  static constexpr double kSharedCoresSleepAfterUs = 5000;
+  static constexpr double kSharedCoresSleepAfterUs = TUTTI_SHARED_CORES_SLEEP_AFTER_US;
   // The MPI launcher asks ranks to yield when idle (Open MPI's
   // OMPI_MCA_mpi_yield_when_idle=1): tutti's waits yield at once too.
   bool launcher_yields = false;

@@ -11,9 +11,6 @@
 namespace tutti_torch {
 namespace {
 
-// tutti's TUTTI_TIMEOUT when the variable is unset (README).
-constexpr double kTuttiDefaultTimeoutS = 300;
-
 tutti_datatype_t tutti_dtype(const at::Tensor& t) {
   switch (t.scalar_type()) {
     case at::kFloat: return TUTTI_FLOAT32;
@@ -184,9 +181,9 @@ ProcessGroupTutti::ProcessGroupTutti(int rank, int size, const std::vector<int>&
     setenv("TUTTI_TIMEOUT", std::to_string(timeout_s).c_str(), 0);
   // The worker waits beside the threads that compute the next gradients: a
   // long wait sleeps rather than keep yielding (README, TUTTI_SLEEP_AFTER).
-  setenv("TUTTI_SLEEP_AFTER", "5000", 0);
+  setenv("TUTTI_SLEEP_AFTER", std::to_string(TUTTI_SHARED_CORES_SLEEP_AFTER_US).c_str(), 0);
   const char* timeout = std::getenv("TUTTI_TIMEOUT");
-  timeout_s_ = timeout ? std::strtod(timeout, nullptr) : kTuttiDefaultTimeoutS;
+  timeout_s_ = timeout ? std::strtod(timeout, nullptr) : TUTTI_DEFAULT_TIMEOUT_S;
   ok(tutti_comm_create(mpi_comm_, &comm_), "tutti_comm_create");
   worker_ = std::thread([this] { run_worker(); });
   std::lock_guard<std::mutex> lock(live_mutex);
