@@ -87,8 +87,7 @@ void build(ScheduleBuilder& b) {
 
   // 2. Lane i's node blocks to lane i of every other node, and theirs back.
   if (local < lanes && g.nnodes() > 1) {
-    for (int node = 0; node < g.nnodes(); ++node) {
-      if (node == g.my_node) continue;
+    for (const int node : g.other_nodes()) {
       const std::vector<int>& theirs = g.ranks_of_node()[static_cast<size_t>(node)];
       const int peer = theirs[static_cast<size_t>(local)];
       for (int i = local; i < node_ranks; i += lanes) b.send(peer, block(mine[static_cast<size_t>(i)]), m);

@@ -116,8 +116,7 @@ void build(ScheduleBuilder& b) {
   }
 
   // 2. Lane k's packs between the nodes, received straight into place.
-  for (int node = 0; node < n; ++node) {
-    if (node == g.my_node) continue;
+  for (const int node : g.other_nodes()) {
     const int peer = rank_at(node, k);
     for_each_run(g.my_node_ranks(), [&](int, int count, int offset) {
       b.send(peer, pack(node, offset), static_cast<size_t>(count) * m);

@@ -65,14 +65,21 @@ void build(ScheduleBuilder& b) {
     pack_offset[static_cast<size_t>(node)] = offset;
     offset += g.ranks_of_node()[static_cast<size_t>(node)].size() * l * m;
   }
-  for (int node = 0; node < g.nnodes(); ++node) {
-    if (node == g.my_node) continue;
+  // Every pack is made before the first is sent: a copy after a message
+  // would start a new round, and the exchanges, one round each, would run
+  // one after the other (and wait on each other in a cycle where each node
+  // starts with the next).
+  for (const int node : g.other_nodes()) {
     const std::vector<int>& theirs = g.ranks_of_node()[static_cast<size_t>(node)];
     const size_t at = pack_offset[static_cast<size_t>(node)];
     for (size_t j = 0; j < theirs.size(); ++j)
       for (size_t k = 0; k < l; ++k)
         b.copy(packs_out + at + (j * l + k) * m,
                gathered + k * row + static_cast<size_t>(theirs[j]) * m, m);
+  }
+  for (const int node : g.other_nodes()) {
+    const std::vector<int>& theirs = g.ranks_of_node()[static_cast<size_t>(node)];
+    const size_t at = pack_offset[static_cast<size_t>(node)];
     b.send(theirs.front(), packs_out + at, theirs.size() * l * m);
     b.recv(theirs.front(), packs_in + at, theirs.size() * l * m);
   }
@@ -82,8 +89,11 @@ void build(ScheduleBuilder& b) {
   //    from node B's ranks one run at a time out of B's pack. The leader's
   //    own goes straight to its output; the others' are assembled in
   //    packs_out (sent in the last round, free again).
+  //    All of them are assembled before the first is sent, so that the
+  //    sends share one round.
+  auto assembled = [&](size_t d) { return d == 0 ? output() : packs_out + d * row; };
   for (size_t d = 0; d < l; ++d) {
-    const BufRef out = d == 0 ? output() : packs_out + d * row;
+    const BufRef out = assembled(d);
     for (size_t k = 0; k < l; ++k)
       b.copy(out + static_cast<size_t>(mine[k]) * m,
              gathered + k * row + static_cast<size_t>(mine[d]) * m, m);
@@ -96,8 +106,8 @@ void build(ScheduleBuilder& b) {
                static_cast<size_t>(count) * m);
       });
     }
-    if (d > 0) b.send(mine[d], out, row);
   }
+  for (size_t d = 1; d < l; ++d) b.send(mine[d], assembled(d), row);
   b.end_round();
 }
 

@@ -7,8 +7,7 @@ namespace tutti::algos {
 void append_leaders_exchange_blocks(ScheduleBuilder& b, const NodeGroups& g, size_t m) {
   auto block = [m](int rank) { return output(static_cast<size_t>(rank) * m); };
   const std::vector<int>& mine = g.my_node_ranks();
-  for (int node = 0; node < g.nnodes(); ++node) {
-    if (node == g.my_node) continue;
+  for (const int node : g.other_nodes()) {
     const std::vector<int>& theirs = g.ranks_of_node()[static_cast<size_t>(node)];
     const int peer = theirs.front();
     for_each_run(mine, [&](int first, int count, int) {
@@ -30,8 +29,7 @@ void append_leaders_reduce_partial_sums(ScheduleBuilder& b, const NodeGroups& g,
   auto landing_of = [&](int node) {  // the other nodes in order, mine skipped
     return landing + static_cast<size_t>(node < g.my_node ? node : node - 1) * mine_bytes;
   };
-  for (int node = 0; node < g.nnodes(); ++node) {
-    if (node == g.my_node) continue;
+  for (const int node : g.other_nodes()) {
     const std::vector<int>& theirs = g.ranks_of_node()[static_cast<size_t>(node)];
     const int peer = theirs.front();
     for_each_run(theirs, [&](int first, int count, int) {

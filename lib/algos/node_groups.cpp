@@ -16,6 +16,13 @@ std::vector<int> NodeGroups::rail(int local) const {
   return out;
 }
 
+std::vector<int> NodeGroups::other_nodes() const {
+  std::vector<int> out;
+  out.reserve(static_cast<size_t>(nnodes()));
+  for (int k = 1; k < nnodes(); ++k) out.push_back((my_node + k) % nnodes());
+  return out;
+}
+
 std::vector<int> NodeGroups::leaders_for_root(int root) const {
   std::vector<int> out = rail(0);
   out[static_cast<size_t>(node_of(root))] = root;

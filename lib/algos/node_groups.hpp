@@ -33,6 +33,12 @@ struct NodeGroups {
   int node_of(int rank) const { return index->group_of_rank[static_cast<size_t>(rank)]; }
   // The index of `rank` among the ranks of its node.
   int local_index_of(int rank) const { return index->local_of_rank[static_cast<size_t>(rank)]; }
+  // The other nodes, the next one first (my_node + 1, ..., wrapping round).
+  // Where every node sends to every other at once, each then starts with a
+  // different node, so no node is everyone's first receiver, and every
+  // node's schedule is node 0's moved by whole nodes, which the cost model
+  // needs to predict it on thousands of ranks (model/representative.hpp).
+  std::vector<int> other_nodes() const;
   // The leaders of a rooted collective, one per node in node order: the
   // root on its node, the first rank on every other node.
   std::vector<int> leaders_for_root(int root) const;
