@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <queue>
 #include <unordered_map>
@@ -402,18 +403,14 @@ size_t estimated_work(const algos::Algorithm& algo, const CollArgs& args, const 
   return sampled[1] * static_cast<size_t>(p);
 }
 
-// Exactly, or on representative ranks; no extrapolation.
-Prediction predict_once(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
-                        const Machine& machine, size_t max_steps) {
-  if (auto why = not_modelled(algo, args, topo)) {
-    Prediction refused;
-    refused.error = *why;
-    return refused;
-  }
+// Every rank's schedule run; `too_large` where they would pass `max_steps`
+// steps in all.
+Prediction run_every_rank(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                          const Machine& machine, size_t max_steps,
+                          const std::function<Prediction()>& too_large) {
   // Where three ranks' schedules say that all p would exceed the limit, do
   // not build towards it (at 16,384 ranks that costs seconds and gigabytes).
-  if (estimated_work(algo, args, topo) > max_steps)
-    return predict_representative(algo, args, topo, machine);
+  if (estimated_work(algo, args, topo) > max_steps) return too_large();
   const int p = topo.nranks;
   std::vector<RankState> ranks(static_cast<size_t>(p));
   size_t total = 0;
@@ -425,10 +422,30 @@ Prediction predict_once(const algos::Algorithm& algo, const CollArgs& args, cons
     total += work(s, requests);
     if (total > max_steps) {
       ranks.clear();
-      return predict_representative(algo, args, topo, machine);
+      return too_large();
     }
   }
   return VirtualRun(topo, machine).run(ranks);
+}
+
+// On representative ranks where the schedule is symmetric across nodes,
+// else exactly; no extrapolation. Too large and not symmetric: the error
+// of predict_representative (which `predict` extrapolates from).
+Prediction predict_once(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
+                        const Machine& machine, size_t max_steps) {
+  if (auto why = not_modelled(algo, args, topo)) {
+    Prediction refused;
+    refused.error = *why;
+    return refused;
+  }
+  Prediction rep;
+  if (topo.nnodes > 1) {
+    rep = predict_representative(algo, args, topo, machine);
+    if (rep.error.empty()) return rep;
+  }
+  return run_every_rank(algo, args, topo, machine, max_steps, [&] {
+    return topo.nnodes > 1 ? rep : predict_representative(algo, args, topo, machine);
+  });
 }
 
 // predict_once through the memo, where there is one.
@@ -523,6 +540,20 @@ bool PredictionMemo::find(const Key& key, Prediction& out) const {
 void PredictionMemo::put(const Key& key, const Prediction& p) {
   std::lock_guard<std::mutex> lock(mutex_);
   known_.emplace(key, p);
+}
+
+Prediction predict_every_rank(const algos::Algorithm& algo, const CollArgs& args,
+                              const Topology& topo, const Machine& machine, size_t max_steps) {
+  if (auto why = not_modelled(algo, args, topo)) {
+    Prediction refused;
+    refused.error = *why;
+    return refused;
+  }
+  return run_every_rank(algo, args, topo, machine, max_steps, [&] {
+    Prediction too_large;
+    too_large.error = str(topo.nranks, " ranks' schedules pass ", max_steps, " steps");
+    return too_large;
+  });
 }
 
 Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,

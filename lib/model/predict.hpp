@@ -55,15 +55,25 @@ class PredictionMemo {
 // The steps of all ranks' schedules run exactly, at most (predict).
 constexpr size_t kMaxSimulatedSteps = size_t{4} << 20;
 
-// Every rank's schedule is built and run exactly; beyond `max_steps` steps
-// in all, one node's ranks stand for all where the schedule is symmetric
-// (model/representative.hpp); where it is not, the time is extrapolated
-// from smaller counts (affine in the size; `extrapolated` set), and refused
-// (error set) where even that fails, rather than slow. `memo`, where given,
-// must belong to this topology and machine.
+// Across nodes, where the schedule is symmetric, one node's ranks stand for
+// all (model/representative.hpp): the times of every rank's run, but where
+// every node exchanges with every other at once, the time the NICs need
+// rather than the up to 2x more that the run of every rank makes of
+// serving simultaneous messages in rank order; and fast. Otherwise every
+// rank's schedule is built and run exactly; beyond `max_steps` steps in
+// all the time is extrapolated from smaller counts (affine in the size;
+// `extrapolated` set), and refused (error set) where even that fails,
+// rather than slow. `memo`, where given, must belong to this topology and
+// machine.
 Prediction predict(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
                    const Machine& machine, size_t max_steps = kMaxSimulatedSteps,
                    PredictionMemo* memo = nullptr);
+
+// Every rank's schedule run, whatever the symmetry (the tests check that
+// every message sent is received); error set beyond `max_steps`.
+Prediction predict_every_rank(const algos::Algorithm& algo, const CollArgs& args,
+                              const Topology& topo, const Machine& machine,
+                              size_t max_steps = kMaxSimulatedSteps);
 
 // The same on node 0's ranks standing for all (model/representative.hpp),
 // whatever the size; error set where the schedule is not symmetric.
