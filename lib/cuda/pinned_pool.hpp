@@ -1,12 +1,19 @@
 // Pinned host buffers for staging device messages, kept for reuse in
 // power-of-two size classes (4 KiB and up). Pinned memory is expensive to
 // get (cudaHostAlloc maps and locks pages: tens of microseconds to
-// milliseconds) and scarce (it cannot be swapped), so the pool
+// milliseconds; cudaFreeHost waits for the device) and scarce (it cannot be
+// swapped), so the pool
 //   - allocates ahead (reserve(), at communicator creation) what the first
 //     calls need, keeping cudaHostAlloc off their critical path;
-//   - keeps at most `keep_bytes` of idle buffers: a buffer returned beyond
-//     that is freed at once (a call that once staged 1 GiB does not pin
-//     1 GiB for the rest of the job);
+//   - keeps idle buffers up to a bound that follows what the job needs:
+//     `floor_bytes` always, and up to what the busiest of the last
+//     kRememberedPeriods busy periods (stretches with a buffer leased; a
+//     blocking call is one) had leased at once, never more than
+//     `cap_bytes`. A call that stages 256 MiB at once therefore finds its
+//     buffers again on the next call, where a fixed 64 MiB bound freed and
+//     re-pinned 192 MiB every call (0.6-0.8 GB/s at 256 MiB on an H200,
+//     docs/CUDA.md); once the large calls stop, the bound falls back to
+//     the floor within kRememberedPeriods periods;
 //   - lets trim() free every idle buffer.
 // Buffers in use are not bounded here: they are what the schedules in
 // flight stage, and a failed allocation is an empty lease, which the
@@ -15,6 +22,7 @@
 // tested without a GPU (tests/unit, [cuda-host]).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -26,7 +34,9 @@ class PinnedPool {
     void* (*alloc)(size_t bytes);  // null when out of memory
     void (*free)(void* p);
   };
-  static constexpr size_t kDefaultKeepBytes = size_t{64} << 20;
+  static constexpr size_t kDefaultFloorBytes = size_t{64} << 20;
+  static constexpr size_t kDefaultCapBytes = size_t{1} << 30;
+  static constexpr int kRememberedPeriods = 16;
 
   class Lease {
    public:
@@ -59,8 +69,12 @@ class PinnedPool {
     char* data_ = nullptr;
   };
 
-  PinnedPool(Allocator allocator, size_t keep_bytes = kDefaultKeepBytes)
-      : allocator_(allocator), keep_bytes_(keep_bytes) {}
+  // `cap_bytes` below `floor_bytes` lowers the floor to it (0: keep nothing).
+  PinnedPool(Allocator allocator, size_t floor_bytes = kDefaultFloorBytes,
+             size_t cap_bytes = kDefaultCapBytes)
+      : allocator_(allocator),
+        cap_bytes_(cap_bytes),
+        floor_bytes_(floor_bytes < cap_bytes ? floor_bytes : cap_bytes) {}
   ~PinnedPool() { trim(); }
   PinnedPool(const PinnedPool&) = delete;
   PinnedPool& operator=(const PinnedPool&) = delete;
@@ -81,6 +95,8 @@ class PinnedPool {
     }
     lease.pool_ = this;
     lease.size_class_ = c;
+    const size_t leased = held_bytes_ - idle_bytes_;
+    if (leased > period_peak_) period_peak_ = leased;
     return lease;
   }
 
@@ -89,7 +105,7 @@ class PinnedPool {
   bool reserve(size_t bytes, int count) {
     const int c = size_class_of(bytes);
     for (int i = 0; i < count; ++i) {
-      if (idle_bytes_ + class_bytes(c) > keep_bytes_) return true;
+      if (idle_bytes_ + class_bytes(c) > keep_bound()) return true;
       char* p = static_cast<char*>(allocator_.alloc(class_bytes(c)));
       if (!p) return false;
       held_bytes_ += class_bytes(c);
@@ -111,6 +127,13 @@ class PinnedPool {
   // Pinned bytes held: leased and idle.
   size_t bytes_held() const { return held_bytes_; }
   size_t bytes_idle() const { return idle_bytes_; }
+  // How many idle bytes the pool keeps now (see the header comment).
+  size_t keep_bound() const {
+    size_t need = period_peak_;
+    for (size_t peak : recent_peaks_) need = peak > need ? peak : need;
+    need = need > floor_bytes_ ? need : floor_bytes_;
+    return need < cap_bytes_ ? need : cap_bytes_;
+  }
 
  private:
   static constexpr int kMinClass = 12;  // 4 KiB
@@ -124,18 +147,37 @@ class PinnedPool {
     if (idle_.size() <= static_cast<size_t>(c)) idle_.resize(static_cast<size_t>(c) + 1);
     return idle_[static_cast<size_t>(c)];
   }
+  // Kept while the busy period lasts (it may lease the buffer again, and
+  // the period's peak bounds what is held); trimmed when it ends.
   void give_back(int c, char* p) {
-    if (idle_bytes_ + class_bytes(c) > keep_bytes_) {
-      allocator_.free(p);
-      held_bytes_ -= class_bytes(c);
-      return;
-    }
     idle_of(c).push_back(p);
     idle_bytes_ += class_bytes(c);
+    if (held_bytes_ == idle_bytes_) end_busy_period();
+  }
+  // Nothing is leased any more: remember this period's peak, forget the
+  // oldest, and free the idle buffers beyond the new bound, largest first
+  // (the small buffers of small calls stay).
+  void end_busy_period() {
+    recent_peaks_[next_period_] = period_peak_;
+    next_period_ = (next_period_ + 1) % kRememberedPeriods;
+    period_peak_ = 0;
+    const size_t bound = keep_bound();
+    for (int c = static_cast<int>(idle_.size()) - 1; c >= kMinClass && idle_bytes_ > bound; --c) {
+      std::vector<char*>& idle = idle_[static_cast<size_t>(c)];
+      while (!idle.empty() && idle_bytes_ > bound) {
+        allocator_.free(idle.back());
+        idle.pop_back();
+        idle_bytes_ -= class_bytes(c);
+        held_bytes_ -= class_bytes(c);
+      }
+    }
   }
 
   Allocator allocator_;
-  size_t keep_bytes_;
+  size_t cap_bytes_, floor_bytes_;
+  size_t period_peak_ = 0;  // most bytes leased at once in this busy period
+  std::array<size_t, kRememberedPeriods> recent_peaks_{};
+  int next_period_ = 0;
   std::vector<std::vector<char*>> idle_;  // by size class
   size_t held_bytes_ = 0, idle_bytes_ = 0;
 };

@@ -1,6 +1,8 @@
 #include "cuda/staging_transport.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <string_view>
@@ -27,6 +29,24 @@ StagingMode staging_mode_from_env() {
 }
 
 // ---- pinned buffers ---------------------------------------------------------
+
+namespace {
+
+// TUTTI_CUDA_PINNED_KEEP_MB: the most idle pinned memory a communicator
+// keeps for reuse, in MiB (pinned_pool.hpp says what it keeps below that).
+size_t pinned_keep_cap_from_env() {
+  const char* env = std::getenv("TUTTI_CUDA_PINNED_KEEP_MB");
+  if (!env || !*env) return PinnedPool::kDefaultCapBytes;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long mib = std::strtoull(env, &end, 10);
+  if (*env == '-' || *end != '\0' || errno == ERANGE || mib > (uint64_t{1} << 24))
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_CUDA_PINNED_KEEP_MB='", env,
+         "': expected a number of MiB from 0 to 16777216");
+  return static_cast<size_t>(mib) << 20;
+}
+
+}  // namespace
 
 // ---- staged messages --------------------------------------------------------
 
@@ -116,7 +136,9 @@ cudaError_t enqueue_copy(void* dst, const void* src, size_t bytes, CopyDirection
 }  // namespace
 
 StagingTransport::StagingTransport(std::unique_ptr<Transport> inner, StagingMode mode)
-    : inner_(std::move(inner)), pinned_(PinnedPool::Allocator{pinned_alloc, pinned_free}) {
+    : inner_(std::move(inner)),
+      pinned_(PinnedPool::Allocator{pinned_alloc, pinned_free}, PinnedPool::kDefaultFloorBytes,
+              pinned_keep_cap_from_env()) {
   const bool direct_possible = inner_->supports(MemoryType::Cuda);
   if (mode == StagingMode::Never && !direct_possible)
     fail(TUTTI_ERR_UNSUPPORTED, "TUTTI_CUDA_STAGING=0, but the ", inner_->name(),

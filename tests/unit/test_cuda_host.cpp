@@ -22,6 +22,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <vector>
 #include <utility>
 #include <vector>
 
@@ -582,7 +583,9 @@ TEST_CASE("the pinned pool reuses buffers and allocates ahead within a bound", "
   CountingHeap::live = CountingHeap::allocations = 0;
   {
     using tutti::cuda::PinnedPool;
-  PinnedPool pool(PinnedPool::Allocator{CountingHeap::alloc, CountingHeap::free}, 16 << 10);
+    // Floor and cap 16 KiB: a fixed bound.
+    PinnedPool pool(PinnedPool::Allocator{CountingHeap::alloc, CountingHeap::free}, 16 << 10,
+                    16 << 10);
     // Reuse: a returned buffer serves the next request of its size class.
     char* first = nullptr;
     {
@@ -632,4 +635,54 @@ TEST_CASE("the pinned pool reuses buffers and allocates ahead within a bound", "
     CHECK(n);
   }
   CHECK(CountingHeap::live == 0);  // the pool frees what it kept
+}
+
+// A staged ring allreduce of 256 MiB on 2 ranks leases 1,024 chunks of
+// 256 KiB at once (512 sends, 512 receives). Scaled down here: floor 64 KiB,
+// cap 1 MiB, a "large call" leasing 32 buffers of 16 KiB (512 KiB at once).
+TEST_CASE("the pinned pool keeps what recent calls leased at once, up to its cap", "[cuda-host]") {
+  using tutti::cuda::PinnedPool;
+  CountingHeap::live = CountingHeap::allocations = 0;
+  {
+    PinnedPool pool(PinnedPool::Allocator{CountingHeap::alloc, CountingHeap::free}, 64 << 10,
+                    1 << 20);
+    auto call = [&](int buffers, size_t bytes) {
+      std::vector<PinnedPool::Lease> leases;
+      for (int i = 0; i < buffers; ++i) leases.push_back(pool.acquire(bytes));
+      for (const auto& l : leases) REQUIRE(l);
+    };
+    call(32, 16 << 10);
+    CHECK(CountingHeap::allocations == 32);
+    CHECK(pool.bytes_idle() == 512 << 10);  // all kept: this period needed them
+    call(32, 16 << 10);
+    CHECK(CountingHeap::allocations == 32);  // the second large call pins nothing
+    // Small calls: the large peak is remembered for kRememberedPeriods
+    // periods (the two large calls count as two), then the bound falls back
+    // to the floor and the surplus is freed.
+    for (int i = 0; i < PinnedPool::kRememberedPeriods - 2; ++i) call(1, 4096);
+    CHECK(pool.keep_bound() == 512 << 10);
+    CHECK(CountingHeap::allocations == 33);  // one 4 KiB buffer, kept: large ones go first
+    call(1, 4096);
+    CHECK(pool.keep_bound() == 512 << 10);  // the second large call is still remembered
+    call(1, 4096);
+    CHECK(pool.keep_bound() == 64 << 10);
+    CHECK(pool.bytes_idle() <= 64 << 10);
+    CHECK(pool.bytes_held() == pool.bytes_idle());
+    // Beyond the cap: the surplus is freed when the call ends.
+    call(128, 16 << 10);  // 2 MiB at once
+    CHECK(pool.keep_bound() == 1 << 20);
+    CHECK(pool.bytes_idle() <= 1 << 20);
+    CHECK(pool.bytes_idle() > (1 << 20) - (16 << 10));
+    CHECK(pool.bytes_held() == pool.bytes_idle());
+  }
+  CHECK(CountingHeap::live == 0);
+  // Cap 0: nothing is kept, whatever the floor.
+  {
+    PinnedPool pool(PinnedPool::Allocator{CountingHeap::alloc, CountingHeap::free}, 64 << 10, 0);
+    CHECK(pool.reserve(4096, 4));
+    CHECK(pool.bytes_held() == 0);
+    { PinnedPool::Lease l = pool.acquire(4096); CHECK(l); }
+    CHECK(pool.bytes_held() == 0);
+    CHECK(CountingHeap::live == 0);
+  }
 }
