@@ -340,6 +340,16 @@ std::optional<std::string> not_modelled(const algos::Algorithm& algo, const Coll
   return algo.refuse(args, topo);
 }
 
+// The prediction of an algorithm that cannot be modelled here, if it cannot.
+std::optional<Prediction> refused_prediction(const algos::Algorithm& algo, const CollArgs& args,
+                                             const Topology& topo) {
+  std::optional<std::string> why = not_modelled(algo, args, topo);
+  if (!why) return std::nullopt;
+  Prediction refused;
+  refused.error = std::move(*why);
+  return refused;
+}
+
 }  // namespace
 
 Topology model_topology(int nranks, int ranks_per_node) {
@@ -360,12 +370,12 @@ Topology model_topology(int nranks, int ranks_per_node) {
 
 Prediction predict_representative(const algos::Algorithm& algo, const CollArgs& args,
                                   const Topology& topo, const Machine& machine) {
+  if (std::optional<Prediction> refused = refused_prediction(algo, args, topo)) {
+    refused->representative = true;
+    return *refused;
+  }
   Prediction p;
   p.representative = true;
-  if (auto why = not_modelled(algo, args, topo)) {
-    p.error = *why;
-    return p;
-  }
   Representatives reps = representatives_of(algo, args, topo);
   if (!reps.error.empty()) {
     p.error = str(topo.nranks, " ranks are too many to simulate exactly, and representative "
@@ -433,11 +443,7 @@ Prediction run_every_rank(const algos::Algorithm& algo, const CollArgs& args, co
 // of predict_representative (which `predict` extrapolates from).
 Prediction predict_once(const algos::Algorithm& algo, const CollArgs& args, const Topology& topo,
                         const Machine& machine, size_t max_steps) {
-  if (auto why = not_modelled(algo, args, topo)) {
-    Prediction refused;
-    refused.error = *why;
-    return refused;
-  }
+  if (std::optional<Prediction> refused = refused_prediction(algo, args, topo)) return *refused;
   Prediction rep;
   if (topo.nnodes > 1) {
     rep = predict_representative(algo, args, topo, machine);
@@ -544,11 +550,7 @@ void PredictionMemo::put(const Key& key, const Prediction& p) {
 
 Prediction predict_every_rank(const algos::Algorithm& algo, const CollArgs& args,
                               const Topology& topo, const Machine& machine, size_t max_steps) {
-  if (auto why = not_modelled(algo, args, topo)) {
-    Prediction refused;
-    refused.error = *why;
-    return refused;
-  }
+  if (std::optional<Prediction> refused = refused_prediction(algo, args, topo)) return *refused;
   return run_every_rank(algo, args, topo, machine, max_steps, [&] {
     Prediction too_large;
     too_large.error = str(topo.nranks, " ranks' schedules pass ", max_steps, " steps");
