@@ -34,8 +34,12 @@ struct LinkCost {
 struct Machine {
   // Between ranks of one node (shared memory through UCX or the segment).
   LinkCost intra{0.5, 5e3, -1, -1};
-  // Between nodes, per NIC (the emulated cluster: TCP over veth).
-  LinkCost inter{25.0, 1.2e3, -1, -1};
+  // Between nodes, per NIC (the emulated cluster: TCP over veth). Its
+  // message gap is the median of three calibrations between emulated nodes
+  // (11.0, 13.7 and 15.0 us: docs/perf/machine-2x1-2026-11-27*.toml): with
+  // none, a schedule posting hundreds of messages at once looked as cheap
+  // as one message (docs/SCALE.md, "The per-message gap").
+  LinkCost inter{25.0, 1.2e3, -1, -1, 14.0};
   int nics_per_node = 1;
   // Inside a node, what the shared segment costs beyond its copies: a flag,
   // from one rank's store to its waiter seeing it (half a cache line's
