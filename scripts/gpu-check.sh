@@ -19,7 +19,8 @@
 # failure on a machine with a GPU):
 #   1. nvidia-smi, and tutti-info (runtime and driver versions, UCX memory types)
 #   2. the reduce-kernel benchmark: tutti's reduction kernel against a
-#      device-to-device copy, float32 sum and bfloat16 sum, 4 KiB - 256 MiB
+#      device-to-device copy, float32, bfloat16 and float16 sum, 4 KiB -
+#      256 MiB
 #   3. the CUDA test program (tests/cuda) at 1, 2 and 3 ranks sharing the GPU,
 #      UCX transport with staging chosen by tutti and forced, and the MPI
 #      transport, as in tests/cuda/meson.build
@@ -28,6 +29,8 @@
 #   5. tutti-bench allreduce on device buffers, 2 ranks, checked, next to the
 #      same on host buffers, 8 B - 128 MiB (128 MiB stages more than the
 #      pinned pool's 64 MiB floor: docs/CUDA.md, the 256 MiB cliff)
+#   6. compute-sanitizer memcheck over the kernels' tests (one rank), where
+#      the machine has compute-sanitizer (a failure where it has none)
 # The exit code is the number of failed checks.
 set -uo pipefail
 
@@ -165,6 +168,19 @@ run_checks() {
   done
   check reduce-kernel-bfloat16 60 "$bin/tutti-bench" --op reduce-kernel --dtype bfloat16 \
     --min-bytes 4K --max-bytes 256M --step-factor 4 --iters 50
+  check reduce-kernel-float16 60 "$bin/tutti-bench" --op reduce-kernel --dtype float16 \
+    --min-bytes 4K --max-bytes 256M --step-factor 4 --iters 50
+  # The kernels' tests (one rank) under compute-sanitizer's memcheck. Where
+  # the machine has none (Debian ships none; the bundle cannot carry it),
+  # the check fails saying so: not run is not passed.
+  local sanitizer
+  sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+  if [ -n "$sanitizer" ]; then
+    check memcheck-kernels 120 "$sanitizer" --tool memcheck --error-exitcode 1 \
+      "$bin/tutti-cuda-tests" "[kernels]"
+  else
+    record memcheck-kernels "FAIL (not run: no compute-sanitizer on this machine)"
+  fi
   echo
   echo "=== gpu-check summary ($(date -u +%FT%TZ), $(nvidia-smi -L 2>/dev/null | head -1))"
   printf '%s\n' "${summary[@]}"
