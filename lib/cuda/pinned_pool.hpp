@@ -24,6 +24,8 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace tutti::cuda {
@@ -37,6 +39,21 @@ class PinnedPool {
   static constexpr size_t kDefaultFloorBytes = size_t{64} << 20;
   static constexpr size_t kDefaultCapBytes = size_t{1} << 30;
   static constexpr int kRememberedPeriods = 16;
+  static constexpr uint64_t kMaxCapMiB = uint64_t{1} << 24;  // 16 TiB
+
+  // The cap from TUTTI_CUDA_PINNED_KEEP_MB's text (MiB, decimal): the
+  // default where unset or empty, nothing where it is not a number of MiB
+  // from 0 to kMaxCapMiB.
+  static std::optional<size_t> cap_bytes_from_text(const char* text) {
+    if (!text || !*text) return kDefaultCapBytes;
+    uint64_t mib = 0;
+    for (const char* c = text; *c; ++c) {
+      if (*c < '0' || *c > '9') return std::nullopt;
+      mib = mib * 10 + static_cast<uint64_t>(*c - '0');
+      if (mib > kMaxCapMiB) return std::nullopt;
+    }
+    return static_cast<size_t>(mib) << 20;
+  }
 
   class Lease {
    public:

@@ -1,8 +1,6 @@
 #include "cuda/staging_transport.hpp"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdint>
 #include <cstdlib>
 #include <optional>
 #include <string_view>
@@ -36,14 +34,11 @@ namespace {
 // keeps for reuse, in MiB (pinned_pool.hpp says what it keeps below that).
 size_t pinned_keep_cap_from_env() {
   const char* env = std::getenv("TUTTI_CUDA_PINNED_KEEP_MB");
-  if (!env || !*env) return PinnedPool::kDefaultCapBytes;
-  char* end = nullptr;
-  errno = 0;
-  const unsigned long long mib = std::strtoull(env, &end, 10);
-  if (*env == '-' || *end != '\0' || errno == ERANGE || mib > (uint64_t{1} << 24))
+  const std::optional<size_t> cap = PinnedPool::cap_bytes_from_text(env);
+  if (!cap)
     fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_CUDA_PINNED_KEEP_MB='", env,
-         "': expected a number of MiB from 0 to 16777216");
-  return static_cast<size_t>(mib) << 20;
+         "': expected a number of MiB from 0 to ", PinnedPool::kMaxCapMiB);
+  return *cap;
 }
 
 }  // namespace

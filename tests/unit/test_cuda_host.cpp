@@ -676,6 +676,14 @@ TEST_CASE("the pinned pool keeps what recent calls leased at once, up to its cap
     CHECK(pool.bytes_held() == pool.bytes_idle());
   }
   CHECK(CountingHeap::live == 0);
+  // TUTTI_CUDA_PINNED_KEEP_MB's text.
+  CHECK(PinnedPool::cap_bytes_from_text(nullptr) == PinnedPool::kDefaultCapBytes);
+  CHECK(PinnedPool::cap_bytes_from_text("") == PinnedPool::kDefaultCapBytes);
+  CHECK(PinnedPool::cap_bytes_from_text("0") == size_t{0});
+  CHECK(PinnedPool::cap_bytes_from_text("256") == size_t{256} << 20);
+  CHECK(PinnedPool::cap_bytes_from_text("16777216") == size_t{1} << 44);
+  for (const char* bad : {"-1", "1.5", "64M", " 64", "16777217", "99999999999999999999999"})
+    CHECK_FALSE(PinnedPool::cap_bytes_from_text(bad));
   // Cap 0: nothing is kept, whatever the floor.
   {
     PinnedPool pool(PinnedPool::Allocator{CountingHeap::alloc, CountingHeap::free}, 64 << 10, 0);
