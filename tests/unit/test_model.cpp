@@ -100,6 +100,43 @@ TEST_CASE("model: recursive doubling at 8 B costs log2(p) alpha; binomial bcast 
   }
 }
 
+// The costs MPICH's algorithms are known by (R. Thakur, R. Rabenseifner,
+// W. Gropp, "Optimization of Collective Communication Operations in
+// MPICH", IJHPCA 19(1), 2005, section 4; reductions free here, so no gamma
+// term): n is the whole vector (allgather: what every rank ends with),
+// one rank per node, p a power of two. The model runs the schedules, and
+// must land on the formulas (chunked messages pay a few more alphas).
+TEST_CASE("model: MPICH's algorithms cost what Thakur, Rabenseifner and Gropp give", "[model]") {
+  const double alpha = 2.0, gbps = 10.0, beta = 1 / (gbps * 1e3);  // us per byte
+  const model::Machine m = network_only(alpha, gbps);
+  const size_t n = size_t{64} << 20;
+  for (int p : {4, 16, 64}) {
+    const double lg = std::log2(p), share = static_cast<double>(p - 1) / p * n * beta;
+    struct Formula {
+      Collective coll;
+      const char* algo;
+      double us;
+    };
+    for (const Formula& f : {
+             // Rabenseifner: reduce-scatter by recursive halving, allgather by doubling.
+             Formula{Collective::Allreduce, "recursive_halving", 2 * lg * alpha + 2 * share},
+             Formula{Collective::Allgather, "recursive_doubling", lg * alpha + share},
+             Formula{Collective::Allgather, "ring", (p - 1) * alpha + share},
+             Formula{Collective::ReduceScatter, "recursive_halving", lg * alpha + share},
+             // van de Geijn: binomial scatter, then ring allgather.
+             Formula{Collective::Bcast, "scatter_allgather", (lg + p - 1) * alpha + 2 * share},
+             // Pairwise exchange: p - 1 steps of one block each way.
+             Formula{Collective::Alltoall, "pairwise", (p - 1) * alpha + share},
+         }) {
+      const double got = predict_us(f.coll, f.algo, n, p, 1, m);
+      INFO(collective_name(f.coll) << " " << f.algo << " p=" << p << ": predicted " << got
+                                   << " us, formula " << f.us << " us");
+      CHECK(got >= f.us * 0.99);
+      CHECK(got <= f.us * 1.10);
+    }
+  }
+}
+
 TEST_CASE("model: messages through one NIC queue; a second NIC halves the wait", "[model]") {
   model::Machine m = network_only(1.0, 1.0);
   m.intra = {0.1, 1e6};  // inside a node: nearly free
