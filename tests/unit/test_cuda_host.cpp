@@ -22,7 +22,6 @@
 #include <random>
 #include <string>
 #include <type_traits>
-#include <vector>
 #include <utility>
 #include <vector>
 
