@@ -31,6 +31,9 @@
 #      pinned pool's 64 MiB floor: docs/CUDA.md, the 256 MiB cliff)
 #   6. compute-sanitizer memcheck over the kernels' tests (one rank), where
 #      the machine has compute-sanitizer (a failure where it has none)
+#   7. CUDA IPC inside the node (TUTTI_CUDA_IPC=1): the CUDA tests at 2 ranks
+#      (UCX) and 3 ranks (MPI transport), and a checked device allreduce
+#      whose log must show messages sent as offers
 # The exit code is the number of failed checks.
 set -uo pipefail
 
@@ -159,6 +162,21 @@ run_checks() {
          "$report/cuda-np2-ucx-staging-0.log"; then
     record "cuda-np2-ucx-staging-0 (refused as documented: UCX here moves no CUDA memory)" PASS
   else record cuda-np2-ucx-staging-0 "FAIL (exit $rc)"; fi
+  # CUDA IPC inside the node (TUTTI_CUDA_IPC=1, off by default until this
+  # passes): the tests with it on both transports, then an allreduce of
+  # device buffers that must have sent offers (its timings against
+  # bench-allreduce-cuda below: IPC against staging).
+  local ipc_run
+  for ipc_run in 2:ucx 3:mpi; do
+    IFS=: read -r np transport <<<"$ipc_run"
+    check "cuda-np$np-$transport-ipc" 150 "${mpirun[@]}" -np "$np" -x TUTTI_TRANSPORT="$transport" \
+      -x TUTTI_CUDA_IPC=1 -x TUTTI_TIMEOUT "$bin/tutti-cuda-tests"
+  done
+  check bench-allreduce-cuda-ipc 90 bash -c \
+    'set -o pipefail; "$@" 2>&1 | tee /dev/stderr |
+       grep -E "CUDA IPC: [1-9][0-9]* messages sent as offers" >/dev/null' _ \
+    "${mpirun[@]}" -np 2 -x TUTTI_CUDA_IPC=1 -x TUTTI_DEBUG=transport "$bin/tutti-bench" \
+    --op allreduce --memory cuda --min-bytes 8 --max-bytes 128M --step-factor 8 --iters 20 --check
   check reduce-kernel-float32 60 "$bin/tutti-bench" --op reduce-kernel --dtype float32 \
     --min-bytes 4K --max-bytes 256M --step-factor 4 --iters 50
   local memory

@@ -133,9 +133,29 @@ Comm::Comm(MPI_Comm mpi_comm)
   // Device buffers through any transport: staged where it cannot move them.
   device_scratch_ = ScratchPool(cuda::device_alloc, cuda::device_free);
   device_buffers_possible_ = cuda::available();
+  // CUDA IPC inside a node (TUTTI_CUDA_IPC) is on for every rank or for none:
+  // a receiver watches for offers only where senders may make them. A bad
+  // value on any rank fails the creation on every rank.
+  const std::optional<bool> ipc_wanted = cuda::ipc_wanted_from_text(std::getenv("TUTTI_CUDA_IPC"));
+  int ipc_vote = !ipc_wanted ? -1 : *ipc_wanted && device_buffers_possible_ ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &ipc_vote, 1, MPI_INT, MPI_MIN, mpi_comm_),
+            "MPI_Allreduce (TUTTI_CUDA_IPC)");
+  if (ipc_vote < 0) {
+    if (!ipc_wanted)
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_CUDA_IPC='", std::getenv("TUTTI_CUDA_IPC"),
+           "': expected 0 or 1");
+    fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_CUDA_IPC on another rank is not 0 or 1");
+  }
   if (device_buffers_possible_) {
-    auto staging = std::make_unique<cuda::StagingTransport>(std::move(transport_),
-                                                            cuda::staging_mode_from_env());
+    cuda::IpcSetup ipc;
+    ipc.enabled = ipc_vote == 1;
+    const std::vector<int>& node_of = topology().node_of_rank;
+    for (int r = 0; r < size_; ++r)
+      ipc.same_node.push_back(node_of.empty() || node_of[static_cast<size_t>(r)] ==
+                                                     node_of[static_cast<size_t>(rank_)]);
+    auto staging = std::make_unique<cuda::StagingTransport>(
+        std::move(transport_), cuda::staging_mode_from_env(), std::move(ipc));
+    staging_ = staging.get();
     if (config_.debug.transport && rank_ == 0) log_line(rank_, str("CUDA: ", staging->describe_mode()));
     transport_ = std::move(staging);
   }
@@ -230,6 +250,14 @@ Comm::~Comm() {
   checked_waiting_.clear();  // cancelled above: their agreements were let go
   for (int spins = 0; !active_.empty() && spins < 100000; ++spins) progress();
   active_.clear();
+#if TUTTI_HAVE_CUDA
+  if (config_.debug.any() && staging_ && rank_ == 0) {
+    const auto& ipc = staging_->ipc_counts();
+    log_line(rank_, str("CUDA IPC: ", ipc.offered, " messages sent as offers, ", ipc.copied,
+                        " received as offers, ", ipc.not_exported,
+                        " device sends not exportable (staged)"));
+  }
+#endif
   transport_.reset();
   // A collective of the MPI library left in flight by a timeout still runs
   // on the duplicate: it stays to MPI_Finalize.

@@ -27,6 +27,9 @@
 #include "tutti_config.h"
 #if TUTTI_HAVE_CUDA
 #include "cuda/start_order.hpp"
+namespace tutti::cuda {
+class StagingTransport;
+}
 #endif
 
 struct CUstream_st;  // cudaStream_t, without the CUDA headers
@@ -215,6 +218,7 @@ class Comm {
 #if TUTTI_HAVE_CUDA
   ScratchPool device_scratch_;  // for schedules on device buffers
   cuda::StartOrder start_order_;
+  const cuda::StagingTransport* staging_ = nullptr;  // transport_, where device buffers are possible
 #endif
   CUstream_st* stream_ = nullptr;
   std::vector<std::shared_ptr<Operation>> active_;

@@ -85,6 +85,20 @@ PointerGetAttributes driver_pointer_attributes() {
 
 }  // namespace
 
+namespace cuda {
+
+uintptr_t allocation_start(const void* p) {
+  PointerGetAttributes get = driver_pointer_attributes();
+  if (!p || !get) return 0;
+  CUdeviceptr start = 0;
+  CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_RANGE_START_ADDR;
+  void* data = &start;
+  if (get(1, &attr, &data, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) return 0;
+  return static_cast<uintptr_t>(start);
+}
+
+}  // namespace cuda
+
 MemoryType memory_type_of(const void* ptr) {
   if (!ptr || !cuda::available()) return MemoryType::Host;
   // Pinned and registered host memory is host memory: the CPU reads it and

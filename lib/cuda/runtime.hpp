@@ -122,6 +122,11 @@ void device_free(void* p);
 void* pinned_alloc(size_t bytes);
 void pinned_free(void* p);
 
+// The start of the device allocation that holds `p` (what
+// cudaIpcGetMemHandle exports and cudaIpcOpenMemHandle maps); 0 where the
+// driver does not say (not device memory). Defined in memory_cuda.cpp.
+uintptr_t allocation_start(const void* p);
+
 // Copies any memory to any memory on tutti's stream (cudaMemcpyDefault).
 // With `wait`, returns once the copy is done (the host reads `dst` next).
 [[nodiscard]] cudaError_t copy(void* dst, const void* src, size_t bytes, bool wait);

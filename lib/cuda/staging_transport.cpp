@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <string_view>
 
 #include "cuda/runtime.hpp"
+#include "tutti/tutti.h"
 
 namespace tutti::cuda {
 
@@ -49,6 +51,17 @@ struct StagingTransport::Staged {
   enum class State { CopyOut, Sending, Receiving, CopyIn, Done };
   State state = State::CopyOut;
   bool is_send = true;
+  // CUDA IPC (ipc_protocol.hpp). A send: the offer goes instead of the data,
+  // `event` marks the data ready on tutti's stream. A receive: it may get an
+  // offer (`watch`), and got one (`ipc`); `host_dst` is the user's host
+  // buffer of a receive watched without staging.
+  bool ipc = false;
+  bool watch = false;
+  void* host_dst = nullptr;
+  Offer offer;
+  int64_t ack_status = 0;  // the acknowledgement's payload: a Status
+  Completion ack;          // its receive (a send) or send (a receive)
+  bool inner_posted = false, ack_posted = false;
   int peer = -1;
   Tag tag = 0;
   const void* host_src = nullptr;  // a host send queued behind a staged one: sent from here
@@ -62,6 +75,9 @@ struct StagingTransport::Staged {
   std::optional<Event> event;  // the copy in flight
   uint64_t event_seq = 0;      // when it was recorded (StagingTransport::events_recorded_)
   bool cancel_requested = false;
+
+  // Whether the inner transport still owns one of this record's buffers.
+  bool inner_busy() const { return (inner_posted && !inner.done) || (ack_posted && !ack.done); }
 };
 
 // Events on one stream complete in the order they were recorded: once one
@@ -112,9 +128,11 @@ Status drain_stream() {
 // stream so far (cuda/runtime.hpp, copy_stream). The caller records `side`
 // for the event scan. Throws Error where a stream or event cannot be had.
 cudaError_t enqueue_copy(void* dst, const void* src, size_t bytes, CopyDirection direction,
-                         cudaStream_t& side, Event& done) {
-  const cudaMemcpyKind kind =
-      direction == CopyDirection::Out ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice;
+                         cudaStream_t& side, Event& done,
+                         std::optional<cudaMemcpyKind> kind_given = std::nullopt) {
+  const cudaMemcpyKind kind = kind_given ? *kind_given
+                              : direction == CopyDirection::Out ? cudaMemcpyDeviceToHost
+                                                                : cudaMemcpyHostToDevice;
   const cudaStream_t tutti = stream();
   side = copy_streams_enabled() ? copy_stream(direction) : tutti;
   if (side != tutti) {
@@ -128,12 +146,35 @@ cudaError_t enqueue_copy(void* dst, const void* src, size_t bytes, CopyDirection
   return e;
 }
 
+// ---- CUDA IPC (ipc_protocol.hpp) ---------------------------------------------
+
+// Senders' allocations kept open at once (IpcMappings).
+constexpr size_t kOpenHandles = 64;
+
+void* open_ipc_handle(int peer, const IpcMappings::Handle& bytes, std::string& why) {
+  cudaIpcMemHandle_t handle;
+  static_assert(sizeof handle == sizeof bytes);
+  std::memcpy(&handle, bytes.data(), sizeof handle);
+  void* base = nullptr;
+  const cudaError_t e = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
+  if (e == cudaSuccess) return base;
+  cudaGetLastError();
+  why = describe(e, str("opening rank ", peer, "'s CUDA IPC handle"));
+  return nullptr;
+}
+
+void close_ipc_handle(void* base) {
+  if (cudaIpcCloseMemHandle(base) != cudaSuccess) cudaGetLastError();  // nothing left to do
+}
+
 }  // namespace
 
-StagingTransport::StagingTransport(std::unique_ptr<Transport> inner, StagingMode mode)
+StagingTransport::StagingTransport(std::unique_ptr<Transport> inner, StagingMode mode,
+                                   IpcSetup ipc)
     : inner_(std::move(inner)),
       pinned_(PinnedPool::Allocator{pinned_alloc, pinned_free}, PinnedPool::kDefaultFloorBytes,
-              pinned_keep_cap_from_env()) {
+              pinned_keep_cap_from_env()),
+      ipc_(std::move(ipc)) {
   const bool direct_possible = inner_->supports(MemoryType::Cuda);
   if (mode == StagingMode::Never && !direct_possible)
     fail(TUTTI_ERR_UNSUPPORTED, "TUTTI_CUDA_STAGING=0, but the ", inner_->name(),
@@ -146,30 +187,183 @@ StagingTransport::StagingTransport(std::unique_ptr<Transport> inner, StagingMode
     (void)pinned_.reserve(kPinnedSmallBytes, kPinnedSmallAhead);
     (void)pinned_.reserve(kPinnedChunkBytes, kPinnedChunksAhead);
   }
+  // Where UCX moves device memory itself, it uses CUDA IPC inside a node
+  // already (cuda_ipc).
+  ipc_.enabled = ipc_.enabled && staging_ &&
+                 ipc_.same_node.size() == static_cast<size_t>(inner_->nranks());
+  if (ipc_.enabled)
+    mappings_ = std::make_unique<IpcMappings>(open_ipc_handle, close_ipc_handle, kOpenHandles);
 }
 
 StagingTransport::~StagingTransport() {
   // Nothing may still write into pinned or user memory once we are gone.
   for (auto& s : staged_) {
-    if (s->state == Staged::State::Sending || s->state == Staged::State::Receiving)
-      if (!s->inner.done) inner_->cancel(&s->inner);
+    if (s->inner_posted && !s->inner.done) inner_->cancel(&s->inner);
+    if (s->ack_posted && !s->ack.done) inner_->cancel(&s->ack);
   }
   for (int spins = 0; spins < 1000000; ++spins) {
     bool busy = false;
-    for (auto& s : staged_)
-      busy = busy || ((s->state == Staged::State::Sending || s->state == Staged::State::Receiving) &&
-                      !s->inner.done);
+    for (auto& s : staged_) busy = busy || s->inner_busy();
     if (!busy) break;
     inner_->progress();
   }
   for (auto& s : staged_)
     if (s->event) (void)s->event->synchronize();
   staged_.clear();
+  mappings_.reset();  // no copy reads the senders' buffers any more
 }
 
 std::string StagingTransport::describe_mode() const {
-  return staging_ ? "device buffers staged through pinned host memory"
-                  : "device buffers passed to the transport directly";
+  if (!staging_) return "device buffers passed to the transport directly";
+  return ipc_.enabled ? "device buffers staged through pinned host memory, and through CUDA IPC "
+                        "inside a node from 64 KiB"
+                      : "device buffers staged through pinned host memory";
+}
+
+bool StagingTransport::ipc_applies(int peer, Tag tag, size_t bytes) const {
+  return ipc_.enabled && bytes >= kIpcMinBytes && bytes < kIpcMaxBytes && ipc_tag_allowed(tag) &&
+         peer >= 0 &&
+         peer < nranks() && peer != rank() && ipc_.same_node[static_cast<size_t>(peer)];
+}
+
+std::unique_ptr<StagingTransport::Staged> StagingTransport::offer(int peer, Tag tag,
+                                                                  const void* buf, size_t bytes,
+                                                                  Status& st) {
+  st = TUTTI_SUCCESS;
+  const uintptr_t start = allocation_start(buf);
+  cudaIpcMemHandle_t handle;
+  if (start == 0 || cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(start)) != cudaSuccess) {
+    cudaGetLastError();  // not exportable (a cudaMallocAsync pool, managed memory): staged
+    ++ipc_counts_.not_exported;
+    return nullptr;
+  }
+  auto s = std::make_unique<Staged>();
+  s->ipc = true;
+  s->peer = peer;
+  s->tag = tag;
+  s->bytes = bytes;
+  s->offer.magic = kOfferMagic;
+  s->offer.bytes = bytes;
+  s->offer.offset = reinterpret_cast<uintptr_t>(buf) - start;
+  std::memcpy(s->offer.handle.data(), &handle, sizeof handle);
+  cudaError_t e = cudaSuccess;
+  try {
+    s->device_id = current_device();
+    s->offer.device = s->device_id;
+    // The data is ready once the work enqueued on tutti's stream so far
+    // (the kernels that may write it) has run.
+    s->stream = stream();
+    s->event.emplace();
+    e = s->event->record(s->stream);
+  } catch (const Error& err) {
+    st = set_last_error(err.status(), err.what());
+    return nullptr;
+  }
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    st = set_last_error(status_of(e), describe(e, "marking a message's data ready"));
+    return nullptr;
+  }
+  s->event_seq = ++events_recorded_;
+  return s;
+}
+
+// The acknowledgement's receive first (it may come soon after), then the offer.
+int StagingTransport::post_offer(Staged& s) {
+  Status st = inner_->recv(s.peer, ipc_ack_tag(s.tag), &s.ack_status, sizeof s.ack_status,
+                           MemoryType::Host, &s.ack);
+  if (st == TUTTI_SUCCESS) {
+    s.ack_posted = true;
+    st = inner_->send(s.peer, s.tag, &s.offer, sizeof s.offer, MemoryType::Host, &s.inner);
+    if (st == TUTTI_SUCCESS) {
+      s.inner_posted = true;
+      s.state = Staged::State::Sending;
+      return 0;
+    }
+    inner_->cancel(&s.ack);  // the record stays until the transport lets go
+  }
+  answer(s, st, str("posting a CUDA IPC offer to rank ", s.peer, " failed: ", last_error()), 0);
+  s.state = Staged::State::Done;
+  return 1;
+}
+
+// Done once the offer is sent and the receiver said it has copied.
+int StagingTransport::finish_offer(Staged& s) {
+  if (s.inner.done && s.inner.status != TUTTI_SUCCESS && !s.ack.done && !s.cancel_requested) {
+    inner_->cancel(&s.ack);  // no acknowledgement comes for an offer not sent
+    s.cancel_requested = true;
+  }
+  if (!s.inner.done || !s.ack.done) return 0;
+  Status st = s.inner.status;
+  std::string error = s.inner.error;
+  if (st == TUTTI_SUCCESS && s.ack.status != TUTTI_SUCCESS) {
+    st = s.ack.status;
+    error = s.ack.error;
+  }
+  if (st == TUTTI_SUCCESS && s.ack_status != TUTTI_SUCCESS) {
+    st = static_cast<Status>(s.ack_status);
+    error = str("rank ", s.peer, " could not copy a message through CUDA IPC (",
+                tutti_strerror(st), "; its own error says why; TUTTI_CUDA_IPC=0 turns IPC off)");
+  }
+  if (st == TUTTI_SUCCESS) ++ipc_counts_.offered;
+  answer(s, st, std::move(error), 0);
+  s.state = Staged::State::Done;
+  return 1;
+}
+
+int StagingTransport::copy_offered(Staged& s, const Offer& offer) {
+  s.ipc = true;
+  s.pinned = PinnedPool::Lease{};  // the data does not come through it
+  if (offer.bytes != s.bytes) {
+    acknowledge(s, TUTTI_ERR_MISMATCH);
+    answer(s, TUTTI_ERR_MISMATCH,
+           str("CUDA IPC offer of ", offer.bytes, " bytes from rank ", s.peer,
+               " for a receive of ", s.bytes),
+           offer.bytes);
+    s.state = Staged::State::Done;
+    return 1;
+  }
+  const int device = s.device ? s.device_id : -1;
+  std::string why;
+  cudaError_t e = cudaSuccess;
+  try {
+    std::optional<DeviceGuard> guard;
+    if (device >= 0) guard.emplace(device);
+    char* base = static_cast<char*>(mappings_->map(s.peer, offer.handle, why));
+    if (base) {
+      if (!s.event) s.event.emplace();
+      void* dst = s.device ? s.device : s.host_dst;
+      e = enqueue_copy(dst, base + offer.offset, s.bytes, CopyDirection::In, s.stream, *s.event,
+                       cudaMemcpyDefault);
+      s.event_seq = ++events_recorded_;
+    }
+  } catch (const Error& err) {
+    why = err.what();
+  }
+  if (why.empty() && e != cudaSuccess) {
+    cudaGetLastError();
+    why = describe(e, str("copying rank ", s.peer, "'s message through CUDA IPC"));
+  }
+  if (!why.empty()) {
+    const Status st = e != cudaSuccess ? status_of(e) : TUTTI_ERR_UNSUPPORTED;
+    if (s.stream && s.event) (void)cudaStreamSynchronize(s.stream);  // nothing reads on
+    acknowledge(s, st);
+    answer(s, st, str(why, " (device ", offer.device, " of rank ", s.peer,
+                      "; TUTTI_CUDA_IPC=0 turns IPC off)"), 0);
+    s.state = Staged::State::Done;
+    return 1;
+  }
+  s.state = Staged::State::CopyIn;
+  return 0;
+}
+
+// Tells the sender its buffer is free again, and how the copy went. A
+// failure to post leaves the sender to its timeout.
+void StagingTransport::acknowledge(Staged& s, Status status) {
+  s.ack_status = status;
+  if (inner_->send(s.peer, ipc_ack_tag(s.tag), &s.ack_status, sizeof s.ack_status,
+                   MemoryType::Host, &s.ack) == TUTTI_SUCCESS)
+    s.ack_posted = true;
 }
 
 void StagingTransport::answer(Staged& s, Status status, std::string error, size_t bytes) {
@@ -206,6 +400,16 @@ Status StagingTransport::send(int peer, Tag tag, const void* buf, size_t bytes, 
     staged_.push_back(std::move(s));
     return TUTTI_SUCCESS;
   }
+  if (ipc_applies(peer, tag, bytes)) {
+    Status st = TUTTI_SUCCESS;
+    if (auto s = offer(peer, tag, buf, bytes, st)) {
+      s->user = c;
+      c->handle = s.get();
+      staged_.push_back(std::move(s));
+      return TUTTI_SUCCESS;
+    }
+    if (st != TUTTI_SUCCESS) return st;
+  }
   auto s = std::make_unique<Staged>();
   s->peer = peer;
   s->tag = tag;
@@ -235,9 +439,41 @@ Status StagingTransport::send(int peer, Tag tag, const void* buf, size_t bytes, 
   return TUTTI_SUCCESS;
 }
 
+// A receive's record, before anything is posted.
+std::unique_ptr<StagingTransport::Staged> StagingTransport::receive_record(int peer, Tag tag,
+                                                                           size_t bytes,
+                                                                           bool watch) {
+  auto s = std::make_unique<Staged>();
+  s->is_send = false;
+  s->state = Staged::State::Receiving;
+  s->watch = watch;
+  s->peer = peer;
+  s->tag = tag;
+  s->bytes = bytes;
+  return s;
+}
+
+// Posts the inner receive of `s` into `into` and keeps the record.
+Status StagingTransport::post_receive(std::unique_ptr<Staged> s, void* into, Completion* c) {
+  const Status st = inner_->recv(s->peer, s->tag, into, s->bytes, MemoryType::Host, &s->inner);
+  if (st != TUTTI_SUCCESS) return st;
+  s->inner_posted = true;
+  s->user = c;
+  c->handle = s.get();
+  staged_.push_back(std::move(s));
+  return TUTTI_SUCCESS;
+}
+
 Status StagingTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem,
                               Completion* c) {
   if (mem == MemoryType::Cuda && bytes == 0) mem = MemoryType::Host;  // nothing to write
+  const bool watch = ipc_applies(peer, tag, bytes);
+  if (mem == MemoryType::Host && watch) {
+    // The data lands in the user's buffer, or an offer does (then copied over).
+    auto s = receive_record(peer, tag, bytes, true);
+    s->host_dst = buf;
+    return post_receive(std::move(s), buf, c);
+  }
   if (mem == MemoryType::Host || !staging_) {
     if (mem == MemoryType::Cuda) {
       // Work already enqueued may still read the buffer the transport writes.
@@ -246,13 +482,8 @@ Status StagingTransport::recv(int peer, Tag tag, void* buf, size_t bytes, Memory
     }
     return inner_->recv(peer, tag, buf, bytes, mem, c);
   }
-  auto s = std::make_unique<Staged>();
-  s->is_send = false;
-  s->state = Staged::State::Receiving;
-  s->peer = peer;
-  s->tag = tag;
+  auto s = receive_record(peer, tag, bytes, watch);
   s->device = buf;
-  s->bytes = bytes;
   try {
     s->device_id = current_device();
     (void)copy_streams_enabled();  // a bad TUTTI_CUDA_COPY_STREAMS fails the receive, not progress
@@ -263,12 +494,8 @@ Status StagingTransport::recv(int peer, Tag tag, void* buf, size_t bytes, Memory
   if (!s->pinned)
     return set_last_error(TUTTI_ERR_OUT_OF_MEMORY,
                           str("cannot allocate ", bytes, " bytes of pinned memory to stage a receive"));
-  const Status st = inner_->recv(peer, tag, s->pinned.data(), bytes, MemoryType::Host, &s->inner);
-  if (st != TUTTI_SUCCESS) return st;
-  s->user = c;
-  c->handle = s.get();
-  staged_.push_back(std::move(s));
-  return TUTTI_SUCCESS;
+  char* into = s->pinned.data();
+  return post_receive(std::move(s), into, c);
 }
 
 int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& blocked,
@@ -296,6 +523,7 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
         s.state = State::Done;
         return 1;
       }
+      if (s.ipc) return post_offer(s);
       const void* from = s.pinned ? static_cast<const void*>(s.pinned.data()) : s.host_src;
       const Status st = inner_->send(s.peer, s.tag, from, s.bytes, MemoryType::Host, &s.inner);
       if (st != TUTTI_SUCCESS) {
@@ -303,18 +531,36 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
         s.state = State::Done;
         return 1;
       }
+      s.inner_posted = true;
       s.state = State::Sending;
       [[fallthrough]];
     }
     case State::Sending:
+      if (s.ipc) return finish_offer(s);
       if (!s.inner.done) return 0;
       answer(s, s.inner.status, s.inner.error, 0);
       s.state = State::Done;
       return 1;
     case State::Receiving: {
       if (!s.inner.done) return 0;
-      if (!s.user || s.inner.status != TUTTI_SUCCESS || s.inner.bytes == 0) {
+      Offer offered;
+      const void* landed = s.host_dst ? s.host_dst : s.pinned.data();
+      const bool is_offered = s.watch && s.inner.status == TUTTI_SUCCESS &&
+                              is_offer(landed, s.inner.bytes, s.bytes, &offered);
+      if (s.cancel_requested || !s.user) {
+        if (is_offered) acknowledge(s, TUTTI_ERR_TRANSPORT);  // the sender need not wait on
+        answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
+        s.state = State::Done;
+        return 1;
+      }
+      if (s.inner.status != TUTTI_SUCCESS || s.inner.bytes == 0) {
         answer(s, s.inner.status, s.inner.error, s.inner.bytes);
+        s.state = State::Done;
+        return 1;
+      }
+      if (is_offered) return 1 + copy_offered(s, offered);
+      if (s.host_dst) {  // the data itself, in place
+        answer(s, TUTTI_SUCCESS, {}, s.inner.bytes);
         s.state = State::Done;
         return 1;
       }
@@ -344,13 +590,16 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
     case State::CopyIn: {
       const cudaError_t q = events.query(s);
       if (q == cudaErrorNotReady) return 0;
+      if (s.ipc) acknowledge(s, q == cudaSuccess ? TUTTI_SUCCESS : status_of(q));
+      if (q == cudaSuccess && s.ipc) ++ipc_counts_.copied;
       if (q != cudaSuccess) {
         cudaGetLastError();
-        answer(s, status_of(q), describe(q, "copying a received message to the device"), 0);
+        answer(s, status_of(q), describe(q, s.ipc ? "copying a message through CUDA IPC"
+                                                  : "copying a received message to the device"), 0);
       } else if (s.cancel_requested) {
         answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
       } else {
-        answer(s, TUTTI_SUCCESS, {}, s.inner.bytes);
+        answer(s, TUTTI_SUCCESS, {}, s.ipc ? s.bytes : s.inner.bytes);  // (inner: the offer)
       }
       s.state = State::Done;
       return 1;
@@ -366,7 +615,10 @@ int StagingTransport::progress() {
   std::vector<std::pair<int, Tag>> blocked;  // (peer, tag) of sends still waiting, in order
   EventScan scan;
   for (auto& s : staged_) events += advance(*s, blocked, scan);
-  std::erase_if(staged_, [](const auto& s) { return s->state == Staged::State::Done; });
+  // A finished record stays while the inner transport still owns one of its
+  // buffers (a cancelled message, an acknowledgement on its way).
+  std::erase_if(staged_,
+                [](const auto& s) { return s->state == Staged::State::Done && !s->inner_busy(); });
   return events;
 }
 
@@ -392,13 +644,22 @@ void StagingTransport::cancel(Completion* c) {
     case State::Sending:
       inner_->cancel(&s.inner);
       // From pinned memory: the user's buffer is free now. A queued host send
-      // reads the user's buffer until the inner transport lets go.
-      if (s.pinned) answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
+      // reads the user's buffer until the inner transport lets go. An offer:
+      // given up (a receiver already copying reads on, into a collective
+      // that has failed anyway).
+      if (s.ipc && s.ack_posted && !s.ack.done) inner_->cancel(&s.ack);
+      if (s.pinned || s.ipc) answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
       break;
     case State::Receiving:
+      inner_->cancel(&s.inner);
+      // Into the user's host buffer (watched for an offer): answered once the
+      // inner transport lets go of it.
+      if (s.host_dst) {
+        s.cancel_requested = true;
+        break;
+      }
       // The message lands in pinned memory, which this record keeps until
       // the inner transport lets go; the user's buffer is never written.
-      inner_->cancel(&s.inner);
       answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
       break;
     case State::CopyIn: s.cancel_requested = true; break;  // answered when the copy is done

@@ -22,6 +22,12 @@
 // TUTTI_CUDA_STAGING=1 forces staging even then; =0 forbids it, and then a
 // transport without CUDA support is an error at tutti_comm_create.
 //
+// With CUDA IPC on (TUTTI_CUDA_IPC=1, agreed by every rank at
+// tutti_comm_create), a collective's device message of 64 KiB or more to a
+// rank of the same node goes as an offer of the sender's buffer instead,
+// which the receiver copies from with one device copy (ipc_protocol.hpp);
+// receives of that size from the node's ranks then watch for offers.
+//
 // Host buffers pass through untouched, except that a host send queued
 // behind a staged send with the same (peer, tag) waits for it, so messages
 // between a pair never overtake each other.
@@ -32,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/ipc_protocol.hpp"
 #include "cuda/pinned_pool.hpp"
 #include "transport/transport.hpp"
 
@@ -43,10 +50,17 @@ enum class StagingMode { Auto, Always, Never };
 // on any other value.
 StagingMode staging_mode_from_env();
 
+// CUDA IPC between the ranks of a node: on for every rank of the
+// communicator or for none, and which ranks share this rank's node.
+struct IpcSetup {
+  bool enabled = false;
+  std::vector<char> same_node;  // per rank
+};
+
 class StagingTransport final : public Transport {
  public:
   // Throws Error where `mode` is Never and `inner` cannot move CUDA memory.
-  StagingTransport(std::unique_ptr<Transport> inner, StagingMode mode);
+  StagingTransport(std::unique_ptr<Transport> inner, StagingMode mode, IpcSetup ipc = {});
   ~StagingTransport() override;
 
   std::string_view name() const override { return inner_->name(); }
@@ -67,16 +81,38 @@ class StagingTransport final : public Transport {
   size_t staged_in_flight() const { return staged_.size(); }
   // "staging device buffers through pinned host memory" or "direct".
   std::string describe_mode() const;
+  // Device messages that went through CUDA IPC: sent as offers, received as
+  // offers; and device sends that could not be exported (cudaMallocAsync
+  // pools, managed memory: staged instead).
+  struct IpcCounts {
+    uint64_t offered = 0, copied = 0, not_exported = 0;
+  };
+  const IpcCounts& ipc_counts() const { return ipc_counts_; }
 
  private:
   struct Staged;
   struct EventScan;
   int advance(Staged& s, std::vector<std::pair<int, Tag>>& blocked, EventScan& events);
   static void answer(Staged& s, Status status, std::string error, size_t bytes);
+  // Whether a message of `bytes` with `tag` between this rank and `peer`
+  // may go through IPC (the sender offers, the receiver watches for it).
+  bool ipc_applies(int peer, Tag tag, size_t bytes) const;
+  // A device send as an offer; null where the buffer cannot be exported.
+  std::unique_ptr<Staged> offer(int peer, Tag tag, const void* buf, size_t bytes, Status& st);
+  int post_offer(Staged& s);
+  int finish_offer(Staged& s);
+  static std::unique_ptr<Staged> receive_record(int peer, Tag tag, size_t bytes, bool watch);
+  Status post_receive(std::unique_ptr<Staged> s, void* into, Completion* c);
+  // A receive that found an offer: maps the sender's buffer and copies.
+  int copy_offered(Staged& s, const Offer& offer);
+  void acknowledge(Staged& s, Status status);
 
   std::unique_ptr<Transport> inner_;  // declared first: destroyed last
   bool staging_ = true;
   PinnedPool pinned_;  // see pinned_pool.hpp
+  IpcSetup ipc_;
+  IpcCounts ipc_counts_;
+  std::unique_ptr<IpcMappings> mappings_;  // the senders' buffers opened here
   // In posting order: sends to one (peer, tag) are handed on in this order.
   std::vector<std::unique_ptr<Staged>> staged_;
   uint64_t events_recorded_ = 0;  // numbers the copies' events in recording order

@@ -391,6 +391,7 @@ struct UcxTransport::AckedOp {
   ucs_status_t status = UCS_OK;   // the first failure
   size_t bytes = 0;
   int source = -1;                // a receive: the sender, once matched
+  bool device = false;            // a receive into device memory (acked at any size)
 };
 
 namespace {
@@ -431,7 +432,10 @@ void on_acked_recv_done(void* request, ucs_status_t status, const ucp_tag_recv_i
   op->bytes = info ? info->length : 0;
   if (info) op->source = source_of(info->sender_tag);
   // A truncated message was still delivered: its sender waits for the ack.
-  if ((status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED) && !op->cancelled)
+  // A shorter one (a CUDA IPC offer for a large receive) is acknowledged
+  // only if its sender waits, which it decided by its own size.
+  if ((status == UCS_OK || status == UCS_ERR_MESSAGE_TRUNCATED) && !op->cancelled &&
+      (op->device || status == UCS_ERR_MESSAGE_TRUNCATED || op->transport->acks(op->bytes)))
     op->transport->ack_later(op);
   end_part(op, request, status);
 }
@@ -599,6 +603,7 @@ Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType
     param.user_data = op;
   } else if (needs_ack(peer, bytes, mem)) {
     op = new_acked_op(peer, tag | kAckFlag | (static_cast<ucp_tag_t>(rank_) << kSourceShift), c);
+    op->device = mem != MemoryType::Host;
     param.cb.recv = on_acked_recv_done;
     param.user_data = op;
   } else {

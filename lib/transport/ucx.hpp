@@ -74,6 +74,9 @@ class UcxTransport : public Transport {
   // For AckedOp's UCX callbacks.
   void ack_later(AckedOp* op);
   void settle(AckedOp* op);
+  // Whether a sender waits for the acknowledgement of a host message of
+  // `bytes` to a rank of this machine (needs_ack, as the sender decides it).
+  bool acks(size_t bytes) const { return bytes >= ack_bytes_; }
 
   // "ucx 1.13.1; memory types: host" for tutti-info and debug logs.
   std::string describe() const;

@@ -5,7 +5,8 @@
 // count the calls that ran the MPI library's collective, and report invalid
 // tables on every rank. Ranks given different tables: tests/tuning. Ranks
 // given different TUTTI_SHM_STREAM settings still meet in the segment.
-// TUTTI_CMA=0 turns the single-copy algorithms off.
+// TUTTI_CMA=0 turns the single-copy algorithms off. A bad TUTTI_CUDA_IPC on
+// any rank fails creation on every rank (CUDA builds).
 #include <catch2/catch.hpp>
 #include <sched.h>
 #include <unistd.h>
@@ -20,6 +21,7 @@
 #include "base/status.hpp"
 #include "mpi_harness.hpp"
 #include "tuning/table.hpp"
+#include "tutti_config.h"
 
 namespace tutti::testing {
 namespace {
@@ -239,6 +241,28 @@ algorithm = "ring"
     CHECK(all_ranks(c.error.find("unknown algorithm 'no_such_algorithm'") != std::string::npos));
   }
 }
+
+#if TUTTI_HAVE_CUDA
+// Every rank votes on CUDA IPC at creation (even without a GPU, so that the
+// vote is the same collective everywhere); a bad value must not leave the
+// other ranks waiting.
+TEST_CASE("a bad TUTTI_CUDA_IPC on any rank fails tutti_comm_create on every rank", "[tuning]") {
+  Env env;
+  env.set("TUTTI_CUDA_IPC", world_rank() == world_size() - 1 ? "maybe" : "1");
+  {
+    Comm c;
+    CHECK(all_ranks(c.status == TUTTI_ERR_INVALID_ARGUMENT));
+    const bool mine = world_rank() == world_size() - 1;
+    CHECK(c.error.find(mine ? "TUTTI_CUDA_IPC='maybe': expected 0 or 1"
+                            : "TUTTI_CUDA_IPC on another rank is not 0 or 1") != std::string::npos);
+  }
+  for (const char* fine : {"0", "1"}) {
+    env.set("TUTTI_CUDA_IPC", fine);
+    Comm c;
+    CHECK(all_ranks(c.status == TUTTI_SUCCESS));
+  }
+}
+#endif
 
 TEST_CASE("ranks with different TUTTI_SHM_STREAM settings still meet in the segment", "[tuning]") {
   // Where a call's slots sit depends on which calls probe (node/slot_writes.hpp,

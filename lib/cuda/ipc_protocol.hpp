@@ -1,0 +1,156 @@
+// CUDA IPC between the ranks of one node, the parts that need no GPU (so
+// that the host tests can check them): the offer a sender posts instead of
+// its data, how a receiver recognises one, the acknowledgement's tag, and
+// the receiver's cache of opened handles. StagingTransport
+// (staging_transport.cpp) runs the protocol:
+//
+//   sender (a collective's device message of at least kIpcMinBytes to a
+//   rank of its node): waits for the work enqueued on tutti's stream
+//   before it (the message's data), then sends an Offer (the allocation's
+//   cudaIpcMemHandle, the offset and size) as a host message with the
+//   message's own tag, and receives the receiver's acknowledgement (tag
+//   ipc_ack_tag) before it completes: until then the receiver reads its
+//   buffer.
+//   receiver: posts its receive as it would for data (into pinned memory,
+//   or the user's host buffer), so either may arrive: a message of exactly
+//   sizeof(Offer) bytes carrying kOfferMagic, for a receive of more, is an
+//   offer. It opens the handle (cached), copies from the sender's buffer
+//   straight into its own with one device copy, and acknowledges with the
+//   copy's status once the copy is done.
+//
+// One device copy instead of device -> pinned -> wire -> pinned -> device.
+// Only the sender decides (it alone knows its buffer is on the device and
+// whether it can export it); a receiver takes data or an offer alike, so a
+// rank whose call runs on the host (a reduce's root with host buffers)
+// still receives from one on the device.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "transport/transport.hpp"
+
+namespace tutti::cuda {
+
+// Messages below this size keep the staged path: an offer costs a round
+// trip (the acknowledgement) that a small copy through pinned memory does
+// not.
+inline constexpr size_t kIpcMinBytes = 64 * 1024;
+// ... and from this size: the MPI transport splits larger messages into
+// pieces, each a receive of its own, which one offer would not fill.
+inline constexpr size_t kIpcMaxBytes = size_t{1} << 30;
+
+// TUTTI_CUDA_IPC: unset or "0" (off), "1" (on where it applies). nullopt
+// for anything else. Off by default until the path has run on a GPU.
+inline std::optional<bool> ipc_wanted_from_text(const char* text) {
+  const std::string_view v = text ? text : "";
+  if (v.empty() || v == "0" || v == "off" || v == "no" || v == "false") return false;
+  if (v == "1" || v == "on" || v == "yes" || v == "true") return true;
+  return std::nullopt;
+}
+
+// What a sender posts instead of the data. The handle is a
+// cudaIpcMemHandle_t's 64 bytes; `offset` is the buffer's place in the
+// allocation the handle names (cudaIpcOpenMemHandle maps its start).
+struct Offer {
+  uint64_t magic = 0;
+  uint64_t bytes = 0;   // the message's size: the receive's, or a mismatch
+  uint64_t offset = 0;
+  int32_t device = -1;  // the sender's device (for the error messages)
+  int32_t reserved = 0;
+  std::array<char, 64> handle{};
+};
+static_assert(sizeof(Offer) == 96);
+inline constexpr uint64_t kOfferMagic = 0x7475747469495043ull;  // "tuttiIPC"
+
+// Whether `received` bytes at `data`, for a receive of `posted` bytes, are
+// an offer (then copied into `out`).
+inline bool is_offer(const void* data, size_t received, size_t posted, Offer* out) {
+  if (received != sizeof(Offer) || posted <= sizeof(Offer)) return false;
+  Offer o;
+  std::memcpy(&o, data, sizeof o);
+  if (o.magic != kOfferMagic) return false;
+  *out = o;
+  return true;
+}
+
+// Which messages may go through IPC: a collective's (user point-to-point
+// receives may name any source and any size) and below the index bit the
+// acknowledgement uses.
+inline constexpr Tag kIpcAckBit = Tag{1} << (kTagIndexBits - 1);
+inline bool ipc_tag_allowed(Tag tag) { return !is_user_tag(tag) && (tag & kIpcAckBit) == 0; }
+// The acknowledgement of the offer with `tag`, sent back by the receiver.
+// It sets the top bit of the message index, which a schedule uses only
+// with 2^19 messages or more between one pair in one collective.
+inline Tag ipc_ack_tag(Tag tag) { return tag | kIpcAckBit; }
+
+// The receiver's opened handles, per sender: opening costs a driver call
+// and some microseconds, and a buffer is sent from again and again. Keyed
+// by the handle's bytes (a new allocation has a new handle, even at an old
+// address); at most `capacity` open, the least recently used closed first.
+// A mapping keeps its allocation alive on the device while it is open, so
+// the cap also bounds the memory that senders freed and this rank still
+// maps. The opener and closer are CUDA's in staging_transport.cpp, plain
+// functions in the tests.
+class IpcMappings {
+ public:
+  using Handle = std::array<char, 64>;
+  using Open = std::function<void*(int peer, const Handle&, std::string& why)>;
+  using Close = std::function<void(void*)>;
+  IpcMappings(Open open, Close close, size_t capacity)
+      : open_(std::move(open)), close_(std::move(close)), capacity_(capacity) {}
+  ~IpcMappings() { clear(); }
+  IpcMappings(const IpcMappings&) = delete;
+  IpcMappings& operator=(const IpcMappings&) = delete;
+
+  // The start of the allocation `handle` of `peer` names, mapped here;
+  // null (and `why`) where it cannot be opened.
+  void* map(int peer, const Handle& handle, std::string& why) {
+    for (size_t i = 0; i < entries_.size(); ++i)
+      if (entries_[i].peer == peer && entries_[i].handle == handle) {
+        entries_[i].last_use = ++clock_;
+        return entries_[i].base;
+      }
+    void* base = open_(peer, handle, why);
+    if (!base) return nullptr;
+    if (entries_.size() >= capacity_) evict_oldest();
+    entries_.push_back({peer, handle, base, ++clock_});
+    ++opened_;
+    return base;
+  }
+  void clear() {
+    for (const Entry& e : entries_) close_(e.base);
+    entries_.clear();
+  }
+  size_t open_count() const { return entries_.size(); }
+  uint64_t opened_total() const { return opened_; }
+
+ private:
+  struct Entry {
+    int peer;
+    Handle handle;
+    void* base;
+    uint64_t last_use;
+  };
+  void evict_oldest() {
+    size_t oldest = 0;
+    for (size_t i = 1; i < entries_.size(); ++i)
+      if (entries_[i].last_use < entries_[oldest].last_use) oldest = i;
+    close_(entries_[oldest].base);
+    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(oldest));
+  }
+  Open open_;
+  Close close_;
+  size_t capacity_;
+  std::vector<Entry> entries_;
+  uint64_t clock_ = 0, opened_ = 0;
+};
+
+}  // namespace tutti::cuda

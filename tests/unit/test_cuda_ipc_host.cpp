@@ -1,0 +1,114 @@
+// The parts of the CUDA IPC protocol that need no GPU (cuda/ipc_protocol.hpp):
+// the setting, how a receiver tells an offer from data, the
+// acknowledgement's tag, and the cache of opened handles. The protocol
+// itself runs in StagingTransport and is checked on a device
+// (scripts/gpu-check.sh runs the CUDA tests with TUTTI_CUDA_IPC=1).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "cuda/ipc_protocol.hpp"
+
+using namespace tutti;
+using namespace tutti::cuda;
+
+TEST_CASE("cuda ipc: TUTTI_CUDA_IPC values", "[cuda-host]") {
+  CHECK(ipc_wanted_from_text(nullptr) == false);  // off until it has run on a GPU
+  CHECK(ipc_wanted_from_text("") == false);
+  CHECK(ipc_wanted_from_text("0") == false);
+  CHECK(ipc_wanted_from_text("off") == false);
+  CHECK(ipc_wanted_from_text("1") == true);
+  CHECK(ipc_wanted_from_text("yes") == true);
+  CHECK_FALSE(ipc_wanted_from_text("2").has_value());
+  CHECK_FALSE(ipc_wanted_from_text("auto").has_value());
+}
+
+TEST_CASE("cuda ipc: a receiver tells an offer from data", "[cuda-host]") {
+  Offer sent;
+  sent.magic = kOfferMagic;
+  sent.bytes = 1 << 20;
+  sent.offset = 4096;
+  sent.device = 3;
+  sent.handle[0] = 'h';
+  sent.handle[63] = 'z';
+  std::vector<char> landing(1 << 20, 0);
+  std::memcpy(landing.data(), &sent, sizeof sent);
+  Offer got;
+  REQUIRE(is_offer(landing.data(), sizeof(Offer), landing.size(), &got));
+  CHECK(got.bytes == sent.bytes);
+  CHECK(got.offset == 4096);
+  CHECK(got.device == 3);
+  CHECK(got.handle == sent.handle);
+  // The whole message arrived: data, whatever its first bytes hold.
+  CHECK_FALSE(is_offer(landing.data(), landing.size(), landing.size(), &got));
+  // A message of exactly an offer's size for a receive of that size is data.
+  CHECK_FALSE(is_offer(landing.data(), sizeof(Offer), sizeof(Offer), &got));
+  // A short message without the magic is data too (the engine then reports
+  // the size mismatch).
+  landing[0] ^= 1;
+  CHECK_FALSE(is_offer(landing.data(), sizeof(Offer), landing.size(), &got));
+  // Offers are for messages an offer is much smaller than.
+  CHECK(kIpcMinBytes > 100 * sizeof(Offer));
+}
+
+TEST_CASE("cuda ipc: which tags may go through IPC, and the acknowledgement's", "[cuda-host]") {
+  CHECK_FALSE(ipc_tag_allowed(user_tag(7)));  // point-to-point: any source, any size
+  const Tag tag = collective_tag(12345, 17);
+  REQUIRE(ipc_tag_allowed(tag));
+  const Tag ack = ipc_ack_tag(tag);
+  CHECK(ack != tag);
+  CHECK_FALSE(ipc_tag_allowed(ack));
+  CHECK_FALSE(is_user_tag(ack));
+  // No message of a schedule with fewer than 2^19 messages per pair in one
+  // collective carries an acknowledgement's tag, in either direction.
+  for (uint32_t index : {0u, 1u, 17u, (1u << 19) - 1}) {
+    CHECK(collective_tag(12345, index) != ack);
+    CHECK(ipc_ack_tag(collective_tag(12345, index)) != collective_tag(12345, index));
+  }
+  CHECK(ipc_ack_tag(collective_tag(12345, 17)) != ipc_ack_tag(collective_tag(12346, 17)));
+}
+
+TEST_CASE("cuda ipc: opened handles are cached, bounded and closed", "[cuda-host]") {
+  std::vector<std::string> log;
+  std::vector<char> memory(16);
+  int next = 0;
+  auto open = [&](int peer, const IpcMappings::Handle& h, std::string& why) -> void* {
+    if (h[0] == 'x') {
+      why = "cannot open";
+      return nullptr;
+    }
+    log.push_back("open " + std::to_string(peer) + h[0]);
+    return &memory[static_cast<size_t>(next++)];
+  };
+  auto close = [&](void* base) {
+    log.push_back("close " + std::to_string(static_cast<char*>(base) - memory.data()));
+  };
+  auto handle = [](char c) {
+    IpcMappings::Handle h{};
+    h[0] = c;
+    return h;
+  };
+  std::string why;
+  {
+    IpcMappings maps(open, close, 2);
+    void* a = maps.map(1, handle('a'), why);
+    CHECK(maps.map(1, handle('a'), why) == a);  // opened once
+    void* b = maps.map(2, handle('a'), why);    // the same bytes from another rank
+    CHECK(b != a);
+    CHECK(maps.open_count() == 2);
+    CHECK(maps.map(1, handle('a'), why) == a);  // a used last: b goes first
+    CHECK(maps.map(1, handle('c'), why) != nullptr);
+    CHECK(maps.open_count() == 2);
+    CHECK(log == std::vector<std::string>{"open 1a", "open 2a", "open 1c", "close 1"});
+    // A handle that cannot be opened: null, why, nothing cached or evicted.
+    CHECK(maps.map(1, handle('x'), why) == nullptr);
+    CHECK(why == "cannot open");
+    CHECK(maps.open_count() == 2);
+    CHECK(maps.opened_total() == 3);
+  }
+  // Destroyed: everything still open is closed.
+  REQUIRE(log.size() == 6);
+  CHECK(((log[4] == "close 0" && log[5] == "close 2") || (log[4] == "close 2" && log[5] == "close 0")));
+}
