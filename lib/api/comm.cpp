@@ -149,6 +149,7 @@ Comm::Comm(MPI_Comm mpi_comm)
   if (device_buffers_possible_) {
     cuda::IpcSetup ipc;
     ipc.enabled = ipc_vote == 1;
+    ipc.log_refusal = config_.debug.any();
     const std::vector<int>& node_of = topology().node_of_rank;
     for (int r = 0; r < size_; ++r)
       ipc.same_node.push_back(node_of.empty() || node_of[static_cast<size_t>(r)] ==
@@ -255,7 +256,8 @@ Comm::~Comm() {
     const auto& ipc = staging_->ipc_counts();
     log_line(rank_, str("CUDA IPC: ", ipc.offered, " messages sent as offers, ", ipc.copied,
                         " received as offers, ", ipc.not_exported,
-                        " device sends not exportable (staged)"));
+                        " device sends not exportable (staged), ", ipc.refused,
+                        " offers refused (staged)"));
   }
 #endif
   transport_.reset();

@@ -16,7 +16,11 @@
 //   sizeof(Offer) bytes carrying kOfferMagic, for a receive of more, is an
 //   offer. It opens the handle (cached), copies from the sender's buffer
 //   straight into its own with one device copy, and acknowledges with the
-//   copy's status once the copy is done.
+//   copy's status once the copy is done. Where it cannot open the handle
+//   (GPUs that cannot reach each other, a container or MPS without IPC),
+//   it acknowledges with kIpcAckSendData and receives the data, staged,
+//   under ipc_data_tag; the sender then sends it so, and stages every later
+//   message to that rank.
 //
 // One device copy instead of device -> pinned -> wire -> pinned -> device.
 // Only the sender decides (it alone knows its buffer is on the device and
@@ -90,6 +94,10 @@ inline bool ipc_tag_allowed(Tag tag) { return !is_user_tag(tag) && (tag & kIpcAc
 // It sets the top bit of the message index, which a schedule uses only
 // with 2^19 messages or more between one pair in one collective.
 inline Tag ipc_ack_tag(Tag tag) { return tag | kIpcAckBit; }
+// The data of a refused offer, sent by the sender (the other direction).
+inline Tag ipc_data_tag(Tag tag) { return tag | kIpcAckBit; }
+// An acknowledgement's payload: a Status, or this (send the data instead).
+inline constexpr int64_t kIpcAckSendData = -1;
 
 // The receiver's opened handles, per sender: opening costs a driver call
 // and some microseconds, and a buffer is sent from again and again. Keyed

@@ -1,6 +1,7 @@
 #include "cuda/staging_transport.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -65,7 +66,7 @@ struct StagingTransport::Staged {
   int peer = -1;
   Tag tag = 0;
   const void* host_src = nullptr;  // a host send queued behind a staged one: sent from here
-  void* device = nullptr;          // the user's device buffer (receives)
+  void* device = nullptr;          // the user's device buffer (receives; an offer's send)
   size_t bytes = 0;
   int device_id = 0;
   cudaStream_t stream = nullptr;
@@ -191,8 +192,10 @@ StagingTransport::StagingTransport(std::unique_ptr<Transport> inner, StagingMode
   // already (cuda_ipc).
   ipc_.enabled = ipc_.enabled && staging_ &&
                  ipc_.same_node.size() == static_cast<size_t>(inner_->nranks());
-  if (ipc_.enabled)
+  if (ipc_.enabled) {
     mappings_ = std::make_unique<IpcMappings>(open_ipc_handle, close_ipc_handle, kOpenHandles);
+    refused_by_.assign(ipc_.same_node.size(), 0);
+  }
 }
 
 StagingTransport::~StagingTransport() {
@@ -245,6 +248,7 @@ std::unique_ptr<StagingTransport::Staged> StagingTransport::offer(int peer, Tag 
   s->offer.magic = kOfferMagic;
   s->offer.bytes = bytes;
   s->offer.offset = reinterpret_cast<uintptr_t>(buf) - start;
+  s->device = const_cast<void*>(buf);  // read again only if the offer is refused
   std::memcpy(s->offer.handle.data(), &handle, sizeof handle);
   cudaError_t e = cudaSuccess;
   try {
@@ -300,6 +304,8 @@ int StagingTransport::finish_offer(Staged& s) {
     st = s.ack.status;
     error = s.ack.error;
   }
+  if (st == TUTTI_SUCCESS && s.ack_status == kIpcAckSendData && !s.cancel_requested)
+    return stage_refused_offer(s);
   if (st == TUTTI_SUCCESS && s.ack_status != TUTTI_SUCCESS) {
     st = static_cast<Status>(s.ack_status);
     error = str("rank ", s.peer, " could not copy a message through CUDA IPC (",
@@ -308,6 +314,40 @@ int StagingTransport::finish_offer(Staged& s) {
   if (st == TUTTI_SUCCESS) ++ipc_counts_.offered;
   answer(s, st, std::move(error), 0);
   s.state = Staged::State::Done;
+  return 1;
+}
+
+// The receiver could not map the buffer: the data goes staged, under
+// ipc_data_tag, and later messages to that rank do not offer.
+int StagingTransport::stage_refused_offer(Staged& s) {
+  refused_by_[static_cast<size_t>(s.peer)] = 1;
+  ++ipc_counts_.refused;
+  s.ipc = false;
+  s.tag = ipc_data_tag(s.tag);
+  s.inner.reset();
+  s.inner_posted = false;
+  s.ack_posted = false;
+  s.pinned = pinned_.acquire(s.bytes);
+  cudaError_t e = cudaErrorMemoryAllocation;
+  if (s.pinned) {
+    try {
+      DeviceGuard guard(s.device_id);
+      e = enqueue_copy(s.pinned.data(), s.device, s.bytes, CopyDirection::Out, s.stream, *s.event);
+    } catch (const Error& err) {
+      answer(s, err.status(), err.what(), 0);
+      s.state = Staged::State::Done;
+      return 1;
+    }
+    s.event_seq = ++events_recorded_;
+  }
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (s.pinned && s.stream) (void)cudaStreamSynchronize(s.stream);
+    answer(s, status_of(e), describe(e, "staging a message CUDA IPC could not carry"), 0);
+    s.state = Staged::State::Done;
+    return 1;
+  }
+  s.state = Staged::State::CopyOut;
   return 1;
 }
 
@@ -344,6 +384,7 @@ int StagingTransport::copy_offered(Staged& s, const Offer& offer) {
     cudaGetLastError();
     why = describe(e, str("copying rank ", s.peer, "'s message through CUDA IPC"));
   }
+  if (!why.empty() && e == cudaSuccess) return receive_refused_offer(s, why);
   if (!why.empty()) {
     const Status st = e != cudaSuccess ? status_of(e) : TUTTI_ERR_UNSUPPORTED;
     if (s.stream && s.event) (void)cudaStreamSynchronize(s.stream);  // nothing reads on
@@ -354,6 +395,49 @@ int StagingTransport::copy_offered(Staged& s, const Offer& offer) {
     return 1;
   }
   s.state = Staged::State::CopyIn;
+  return 0;
+}
+
+// The sender's buffer cannot be mapped here: it sends the data instead
+// (ipc_data_tag), received as any staged message; `why` goes to the debug
+// log once.
+int StagingTransport::receive_refused_offer(Staged& s, const std::string& why) {
+  if (ipc_counts_.refused++ == 0 && ipc_.log_refusal)
+    std::fprintf(stderr, "tutti[%d]: CUDA IPC from rank %d refused, data staged instead: %s\n",
+                 rank(), s.peer, why.c_str());
+  s.ack_status = kIpcAckSendData;
+  if (inner_->send(s.peer, ipc_ack_tag(s.tag), &s.ack_status, sizeof s.ack_status,
+                   MemoryType::Host, &s.ack) != TUTTI_SUCCESS) {
+    answer(s, TUTTI_ERR_TRANSPORT,
+           str("cannot ask rank ", s.peer, " for the data CUDA IPC could not carry: ", last_error()), 0);
+    s.state = Staged::State::Done;
+    return 1;
+  }
+  s.ack_posted = true;
+  s.ipc = false;
+  s.watch = false;
+  s.tag = ipc_data_tag(s.tag);
+  s.inner.reset();
+  s.inner_posted = false;
+  void* into = s.host_dst;
+  if (!into) {
+    s.pinned = pinned_.acquire(s.bytes);
+    into = s.pinned.data();
+  }
+  if (!into) {
+    answer(s, TUTTI_ERR_OUT_OF_MEMORY,
+           str("cannot allocate ", s.bytes, " bytes of pinned memory to stage a receive"), 0);
+    s.state = Staged::State::Done;
+    return 1;
+  }
+  const Status st = inner_->recv(s.peer, s.tag, into, s.bytes, MemoryType::Host, &s.inner);
+  if (st != TUTTI_SUCCESS) {
+    answer(s, st, str("posting a receive from rank ", s.peer, " failed: ", last_error()), 0);
+    s.state = Staged::State::Done;
+    return 1;
+  }
+  s.inner_posted = true;
+  s.state = Staged::State::Receiving;
   return 0;
 }
 
@@ -400,7 +484,7 @@ Status StagingTransport::send(int peer, Tag tag, const void* buf, size_t bytes, 
     staged_.push_back(std::move(s));
     return TUTTI_SUCCESS;
   }
-  if (ipc_applies(peer, tag, bytes)) {
+  if (ipc_applies(peer, tag, bytes) && !refused_by_[static_cast<size_t>(peer)]) {
     Status st = TUTTI_SUCCESS;
     if (auto s = offer(peer, tag, buf, bytes, st)) {
       s->user = c;

@@ -55,6 +55,7 @@ StagingMode staging_mode_from_env();
 struct IpcSetup {
   bool enabled = false;
   std::vector<char> same_node;  // per rank
+  bool log_refusal = false;     // say on stderr why the first refused offer was (TUTTI_DEBUG)
 };
 
 class StagingTransport final : public Transport {
@@ -82,10 +83,12 @@ class StagingTransport final : public Transport {
   // "staging device buffers through pinned host memory" or "direct".
   std::string describe_mode() const;
   // Device messages that went through CUDA IPC: sent as offers, received as
-  // offers; and device sends that could not be exported (cudaMallocAsync
-  // pools, managed memory: staged instead).
+  // offers; device sends that could not be exported (cudaMallocAsync
+  // pools, managed memory: staged instead); offers refused (this rank could
+  // not map a sender's buffer, or a receiver could not map this rank's:
+  // the data went staged).
   struct IpcCounts {
-    uint64_t offered = 0, copied = 0, not_exported = 0;
+    uint64_t offered = 0, copied = 0, not_exported = 0, refused = 0;
   };
   const IpcCounts& ipc_counts() const { return ipc_counts_; }
 
@@ -105,6 +108,8 @@ class StagingTransport final : public Transport {
   Status post_receive(std::unique_ptr<Staged> s, void* into, Completion* c);
   // A receive that found an offer: maps the sender's buffer and copies.
   int copy_offered(Staged& s, const Offer& offer);
+  int receive_refused_offer(Staged& s, const std::string& why);
+  int stage_refused_offer(Staged& s);
   void acknowledge(Staged& s, Status status);
 
   std::unique_ptr<Transport> inner_;  // declared first: destroyed last
@@ -113,6 +118,9 @@ class StagingTransport final : public Transport {
   IpcSetup ipc_;
   IpcCounts ipc_counts_;
   std::unique_ptr<IpcMappings> mappings_;  // the senders' buffers opened here
+  // Per rank: it refused an offer of this rank's, so it gets no more (it
+  // still watches for offers: it cannot know this rank stopped).
+  std::vector<char> refused_by_;
   // In posting order: sends to one (peer, tag) are handed on in this order.
   std::vector<std::unique_ptr<Staged>> staged_;
   uint64_t events_recorded_ = 0;  // numbers the copies' events in recording order

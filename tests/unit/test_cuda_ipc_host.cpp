@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/ipc_protocol.hpp"
+#include "tutti/tutti.h"
 
 using namespace tutti;
 using namespace tutti::cuda;
@@ -68,6 +69,12 @@ TEST_CASE("cuda ipc: which tags may go through IPC, and the acknowledgement's", 
     CHECK(ipc_ack_tag(collective_tag(12345, index)) != collective_tag(12345, index));
   }
   CHECK(ipc_ack_tag(collective_tag(12345, 17)) != ipc_ack_tag(collective_tag(12346, 17)));
+  // A refused offer's data: a tag of its own, never offered again; "send
+  // the data" is no status a copy can end with.
+  CHECK(ipc_data_tag(tag) != tag);
+  CHECK_FALSE(ipc_tag_allowed(ipc_data_tag(tag)));
+  CHECK(kIpcAckSendData < 0);
+  CHECK(TUTTI_SUCCESS == 0);
 }
 
 TEST_CASE("cuda ipc: opened handles are cached, bounded and closed", "[cuda-host]") {
