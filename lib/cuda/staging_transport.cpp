@@ -8,7 +8,6 @@
 #include <string_view>
 
 #include "cuda/runtime.hpp"
-#include "tutti/tutti.h"
 
 namespace tutti::cuda {
 
@@ -309,7 +308,7 @@ int StagingTransport::finish_offer(Staged& s) {
   if (st == TUTTI_SUCCESS && s.ack_status != TUTTI_SUCCESS) {
     st = static_cast<Status>(s.ack_status);
     error = str("rank ", s.peer, " could not copy a message through CUDA IPC (",
-                tutti_strerror(st), "; its own error says why; TUTTI_CUDA_IPC=0 turns IPC off)");
+                status_string(st), "; its own error says why; TUTTI_CUDA_IPC=0 turns IPC off)");
   }
   if (st == TUTTI_SUCCESS) ++ipc_counts_.offered;
   answer(s, st, std::move(error), 0);

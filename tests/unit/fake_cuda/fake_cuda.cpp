@@ -1,0 +1,184 @@
+// The fake CUDA runtime of fake_cuda/cuda/runtime.hpp: one "device", three
+// in-order streams per process whose copies run only when an event after
+// them is polled (one copy every third poll) or waited for, and IPC handles that carry the
+// allocation's address (the tests' ranks share one process).
+#include "fake_cuda.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+
+#include "cuda/runtime.hpp"
+
+struct FakeStream {
+  struct Copy {
+    void* dst;
+    const void* src;
+    size_t bytes;
+  };
+  std::deque<Copy> pending;
+  uint64_t enqueued = 0, done = 0;
+  uint64_t polls = 0;  // queries of events not yet reached
+  void run_one() {
+    const Copy c = pending.front();
+    pending.pop_front();
+    std::memcpy(c.dst, c.src, c.bytes);
+    ++done;
+    ++fake_cuda::counters().copies;
+  }
+  void run_to(uint64_t position) {
+    while (done < position) run_one();
+  }
+};
+
+struct FakeEvent {
+  FakeStream* stream = nullptr;
+  uint64_t position = 0;
+};
+
+namespace fake_cuda {
+namespace {
+FakeStream streams[kProcesses][3];  // per process: tutti's, copies out, copies in
+std::map<uintptr_t, size_t> allocations;  // start -> bytes
+constexpr uint64_t kHandleMagic = 0x4641'4b45'4950'4321ull;
+}  // namespace
+
+bool refuse_ipc_open = false;
+int process = 0;
+
+Counters& counters() {
+  static Counters c;
+  return c;
+}
+
+void* device_alloc(size_t bytes) {
+  void* p = std::calloc(1, bytes);
+  allocations[reinterpret_cast<uintptr_t>(p)] = bytes;
+  return p;
+}
+
+void device_free(void* p) {
+  allocations.erase(reinterpret_cast<uintptr_t>(p));
+  std::free(p);
+}
+
+void drain() {
+  for (auto& per_process : streams)
+    for (FakeStream& s : per_process) s.run_to(s.enqueued);
+}
+
+size_t pending_copies() {
+  size_t n = 0;
+  for (const auto& per_process : streams)
+    for (const FakeStream& s : per_process) n += s.pending.size();
+  return n;
+}
+
+}  // namespace fake_cuda
+
+cudaError_t cudaGetLastError() { return cudaSuccess; }
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s) {
+  s->run_to(s->enqueued);
+  return cudaSuccess;
+}
+
+// In-order streams here: waiting for an event runs its stream up to it now.
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t e, unsigned) {
+  if (e->stream) e->stream->run_to(e->position);
+  return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes, cudaMemcpyKind,
+                            cudaStream_t s) {
+  s->pending.push_back({dst, src, bytes});
+  ++s->enqueued;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s) {
+  e->stream = s;
+  e->position = s->enqueued;
+  return cudaSuccess;
+}
+
+// Not ready while copies before it are queued: every third query runs one
+// of them (a copy takes a while), so that whoever polls sees it pending.
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+  if (!e->stream || e->stream->done >= e->position) return cudaSuccess;
+  if (++e->stream->polls % 3 == 0) e->stream->run_one();
+  return cudaErrorNotReady;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  if (e->stream) e->stream->run_to(e->position);
+  return cudaSuccess;
+}
+
+cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* base) {
+  if (!fake_cuda::allocations.count(reinterpret_cast<uintptr_t>(base))) return cudaErrorInvalidValue;
+  std::memset(handle, 0, sizeof *handle);
+  std::memcpy(handle->reserved, &fake_cuda::kHandleMagic, 8);
+  std::memcpy(handle->reserved + 8, &base, sizeof base);
+  ++fake_cuda::counters().handles_exported;
+  return cudaSuccess;
+}
+
+cudaError_t cudaIpcOpenMemHandle(void** base, cudaIpcMemHandle_t handle, unsigned) {
+  uint64_t magic = 0;
+  std::memcpy(&magic, handle.reserved, 8);
+  if (fake_cuda::refuse_ipc_open || magic != fake_cuda::kHandleMagic)
+    return cudaErrorInvalidResourceHandle;
+  std::memcpy(base, handle.reserved + 8, sizeof *base);
+  ++fake_cuda::counters().handles_opened;
+  return cudaSuccess;
+}
+
+cudaError_t cudaIpcCloseMemHandle(void*) {
+  ++fake_cuda::counters().handles_closed;
+  return cudaSuccess;
+}
+
+namespace tutti::cuda {
+
+bool available() { return true; }
+Status status_of(cudaError_t e) {
+  return e == cudaErrorMemoryAllocation ? TUTTI_ERR_OUT_OF_MEMORY : TUTTI_ERR_INTERNAL;
+}
+std::string describe(cudaError_t e, std::string_view what) {
+  return str("CUDA error in ", what, ": fake error ", static_cast<int>(e));
+}
+int current_device() { return 0; }
+cudaStream_t stream() { return &fake_cuda::streams[fake_cuda::process][0]; }
+cudaStream_t copy_stream(CopyDirection d) {
+  return &fake_cuda::streams[fake_cuda::process][d == CopyDirection::Out ? 1 : 2];
+}
+bool copy_streams_enabled() { return true; }
+
+Event::Event() : event_(new FakeEvent) {}
+Event& Event::operator=(Event&& o) noexcept {
+  if (this != &o) {
+    delete event_;
+    event_ = o.event_;
+    o.event_ = nullptr;
+  }
+  return *this;
+}
+Event::~Event() { delete event_; }
+
+void* pinned_alloc(size_t bytes) {
+  ++fake_cuda::counters().pinned_allocs;
+  return std::malloc(bytes);
+}
+void pinned_free(void* p) { std::free(p); }
+
+uintptr_t allocation_start(const void* p) {
+  const auto at = reinterpret_cast<uintptr_t>(p);
+  auto it = fake_cuda::allocations.upper_bound(at);
+  if (it == fake_cuda::allocations.begin()) return 0;
+  --it;
+  return at < it->first + it->second ? it->first : 0;
+}
+
+}  // namespace tutti::cuda

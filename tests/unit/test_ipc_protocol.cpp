@@ -1,0 +1,263 @@
+// The CUDA IPC protocol of StagingTransport (lib/cuda/staging_transport.cpp,
+// ipc_protocol.hpp) between two ranks of the in-process simulator, on the
+// fake CUDA runtime (fake_cuda/): offers, the receiver's one copy, its
+// acknowledgement, receives into host memory, what stays staged, a refused
+// offer's fallback and a size mismatch. The same protocol on a GPU:
+// scripts/gpu-check.sh (TUTTI_CUDA_IPC=1).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "cuda/runtime.hpp"  // the fake one (fake_cuda/)
+#include "cuda/staging_transport.hpp"
+#include "fake_cuda.hpp"
+#include "transport/sim.hpp"
+
+using namespace tutti;
+using tutti::cuda::IpcSetup;
+using tutti::cuda::StagingTransport;
+using tutti::cuda::StagingMode;
+
+namespace {
+
+constexpr size_t kLarge = 256 * 1024;  // offered (from 64 KiB)
+
+// Two ranks of one node; every device message between them may go through IPC.
+struct Pair {
+  SimNetwork net{2, SimNetwork::Mode::Eager};
+  std::unique_ptr<StagingTransport> rank[2];
+  explicit Pair(bool ipc = true, bool same_node = true) {
+    net.accept_shorter(true);  // as UCX and MPI deliver an offer into a larger receive
+    for (int r = 0; r < 2; ++r) {
+      IpcSetup setup{ipc, {1, static_cast<char>(same_node)}};
+      if (r == 1) setup.same_node = {static_cast<char>(same_node), 1};
+      rank[r] = std::make_unique<StagingTransport>(std::make_unique<SimTransport>(net, r),
+                                                   StagingMode::Auto, setup);
+    }
+  }
+  // Progress both until every completion is done; false if they never are.
+  bool run(std::initializer_list<Completion*> cs) {
+    for (int i = 0; i < 100000; ++i) {
+      fake_cuda::process = 0;
+      rank[0]->progress();
+      fake_cuda::process = 1;
+      rank[1]->progress();
+      bool all = true;
+      for (Completion* c : cs) all = all && c->done;
+      if (all) return true;
+    }
+    return false;
+  }
+  // One message of `bytes` from rank 0's `from` to rank 1's `to`.
+  bool message(Tag tag, const void* from, MemoryType from_mem, void* to, MemoryType to_mem,
+               size_t bytes, Completion& sent, Completion& received) {
+    fake_cuda::process = 1;
+    REQUIRE(rank[1]->recv(0, tag, to, bytes, to_mem, &received) == TUTTI_SUCCESS);
+    fake_cuda::process = 0;
+    REQUIRE(rank[0]->send(1, tag, from, bytes, from_mem, &sent) == TUTTI_SUCCESS);
+    return run({&sent, &received});
+  }
+};
+
+std::vector<char> pattern(size_t bytes, int seed) {
+  std::vector<char> p(bytes);
+  for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<char>((i * 131 + static_cast<size_t>(seed)) % 251);
+  return p;
+}
+
+// A device buffer of rank 0 filled by work queued on its tutti stream (as
+// a kernel would), which the offer must wait for.
+void fill_on_stream(char* device, const std::vector<char>& data) {
+  fake_cuda::process = 0;
+  REQUIRE(cudaMemcpyAsync(device, data.data(), data.size(), cudaMemcpyHostToDevice,
+                          cuda::stream()) == cudaSuccess);
+}
+
+}  // namespace
+
+TEST_CASE("cuda ipc protocol: an offer carries a device message in one copy", "[cuda-host]") {
+  const auto before = fake_cuda::counters();
+  char* a = static_cast<char*>(fake_cuda::device_alloc(1 << 20));
+  char* b = static_cast<char*>(fake_cuda::device_alloc(1 << 20));
+  {
+    Pair p;
+    const std::vector<char> data = pattern(kLarge, 1);
+    fill_on_stream(a + 4096, data);  // not yet there when the send is posted
+    Completion sent, received;
+    REQUIRE(p.message(collective_tag(1, 0), a + 4096, MemoryType::Cuda, b + 100, MemoryType::Cuda,
+                      kLarge, sent, received));
+    CHECK(sent.status == TUTTI_SUCCESS);
+    CHECK(received.status == TUTTI_SUCCESS);
+    CHECK(received.bytes == kLarge);
+    CHECK(std::memcmp(b + 100, data.data(), kLarge) == 0);
+    CHECK(p.rank[0]->ipc_counts().offered == 1);
+    CHECK(p.rank[1]->ipc_counts().copied == 1);
+    // Again from the same allocation: the handle stays open.
+    const std::vector<char> again = pattern(kLarge, 2);
+    fill_on_stream(a + 8192, again);
+    Completion sent2, received2;
+    REQUIRE(p.message(collective_tag(2, 0), a + 8192, MemoryType::Cuda, b, MemoryType::Cuda, kLarge,
+                      sent2, received2));
+    CHECK(std::memcmp(b, again.data(), kLarge) == 0);
+    CHECK(fake_cuda::counters().handles_opened - before.handles_opened == 1);
+    CHECK(p.rank[1]->ipc_counts().copied == 2);
+    CHECK(p.net.in_flight() == 0);
+  }
+  // Closed with the transport.
+  const auto after = fake_cuda::counters();
+  CHECK(after.handles_closed - before.handles_closed == after.handles_opened - before.handles_opened);
+  fake_cuda::device_free(a);
+  fake_cuda::device_free(b);
+}
+
+TEST_CASE("cuda ipc protocol: a sender's buffer is free once its send completes", "[cuda-host]") {
+  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  char* b = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  Pair p;
+  const std::vector<char> data = pattern(kLarge, 11);
+  fill_on_stream(a, data);
+  Completion sent, received;
+  fake_cuda::process = 1;
+  REQUIRE(p.rank[1]->recv(0, collective_tag(11, 0), b, kLarge, MemoryType::Cuda, &received) ==
+          TUTTI_SUCCESS);
+  fake_cuda::process = 0;
+  REQUIRE(p.rank[0]->send(1, collective_tag(11, 0), a, kLarge, MemoryType::Cuda, &sent) ==
+          TUTTI_SUCCESS);
+  REQUIRE(p.run({&sent}));
+  std::memset(a, 0x5a, kLarge);  // the caller reuses its buffer at once
+  REQUIRE(p.run({&received}));
+  CHECK(std::memcmp(b, data.data(), kLarge) == 0);
+  CHECK(p.rank[1]->ipc_counts().copied == 1);
+  fake_cuda::device_free(a);
+  fake_cuda::device_free(b);
+}
+
+TEST_CASE("cuda ipc protocol: a receive into host memory takes an offer", "[cuda-host]") {
+  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  Pair p;
+  const std::vector<char> data = pattern(kLarge, 3);
+  fill_on_stream(a, data);
+  std::vector<char> host(kLarge, 0);
+  Completion sent, received;
+  REQUIRE(p.message(collective_tag(3, 1), a, MemoryType::Cuda, host.data(), MemoryType::Host, kLarge,
+                    sent, received));
+  CHECK(received.status == TUTTI_SUCCESS);
+  CHECK(received.bytes == kLarge);
+  CHECK(host == data);
+  CHECK(p.rank[1]->ipc_counts().copied == 1);
+  // And a host message into a watched host receive: the data itself.
+  const std::vector<char> plain = pattern(kLarge, 4);
+  Completion sent2, received2;
+  REQUIRE(p.message(collective_tag(4, 1), plain.data(), MemoryType::Host, host.data(),
+                    MemoryType::Host, kLarge, sent2, received2));
+  CHECK(received2.status == TUTTI_SUCCESS);
+  CHECK(host == plain);
+  CHECK(p.rank[1]->ipc_counts().copied == 1);
+  fake_cuda::device_free(a);
+}
+
+TEST_CASE("cuda ipc protocol: small, point-to-point and unexportable messages stay staged",
+          "[cuda-host]") {
+  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  char* b = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  Pair p;
+  const std::vector<char> data = pattern(kLarge, 5);
+  fill_on_stream(a, data);
+  Completion s1, r1;  // below 64 KiB
+  REQUIRE(p.message(collective_tag(5, 0), a, MemoryType::Cuda, b, MemoryType::Cuda, 4096, s1, r1));
+  CHECK(std::memcmp(b, data.data(), 4096) == 0);
+  Completion s2, r2;  // a user message (any source, any size)
+  REQUIRE(p.message(user_tag(9), a, MemoryType::Cuda, b, MemoryType::Cuda, kLarge, s2, r2));
+  CHECK(std::memcmp(b, data.data(), kLarge) == 0);
+  CHECK(p.rank[0]->ipc_counts().offered == 0);
+  // Memory the driver cannot export (here: not a registered allocation).
+  std::vector<char> unexportable = pattern(kLarge, 6);
+  Completion s3, r3;
+  REQUIRE(p.message(collective_tag(6, 0), unexportable.data(), MemoryType::Cuda, b,
+                    MemoryType::Cuda, kLarge, s3, r3));
+  CHECK(r3.status == TUTTI_SUCCESS);
+  CHECK(std::memcmp(b, unexportable.data(), kLarge) == 0);
+  CHECK(p.rank[0]->ipc_counts().not_exported == 1);
+  CHECK(p.rank[0]->ipc_counts().offered == 0);
+  CHECK(p.rank[1]->ipc_counts().copied == 0);
+  fake_cuda::device_free(a);
+  fake_cuda::device_free(b);
+}
+
+TEST_CASE("cuda ipc protocol: off, or across nodes, device messages are staged", "[cuda-host]") {
+  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  char* b = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  const std::vector<char> data = pattern(kLarge, 7);
+  for (const auto& [ipc, same_node] : {std::pair{false, true}, std::pair{true, false}}) {
+    Pair p(ipc, same_node);
+    fill_on_stream(a, data);
+    Completion sent, received;
+    REQUIRE(p.message(collective_tag(7, 0), a, MemoryType::Cuda, b, MemoryType::Cuda, kLarge, sent,
+                      received));
+    CHECK(received.status == TUTTI_SUCCESS);
+    CHECK(std::memcmp(b, data.data(), kLarge) == 0);
+    CHECK(p.rank[0]->ipc_counts().offered == 0);
+    std::memset(b, 0, kLarge);
+  }
+  fake_cuda::device_free(a);
+  fake_cuda::device_free(b);
+}
+
+TEST_CASE("cuda ipc protocol: a refused offer's data comes staged, and no offer follows",
+          "[cuda-host]") {
+  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  char* b = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  Pair p;
+  fake_cuda::refuse_ipc_open = true;
+  const std::vector<char> data = pattern(kLarge, 8);
+  fill_on_stream(a, data);
+  Completion sent, received;
+  const bool done = p.message(collective_tag(8, 0), a, MemoryType::Cuda, b, MemoryType::Cuda, kLarge,
+                              sent, received);
+  fake_cuda::refuse_ipc_open = false;
+  REQUIRE(done);
+  CHECK(sent.status == TUTTI_SUCCESS);
+  CHECK(received.status == TUTTI_SUCCESS);
+  CHECK(received.bytes == kLarge);
+  CHECK(std::memcmp(b, data.data(), kLarge) == 0);
+  CHECK(p.rank[1]->ipc_counts().refused == 1);
+  CHECK(p.rank[0]->ipc_counts().refused == 1);
+  CHECK(p.rank[0]->ipc_counts().offered == 0);
+  // The next message to that rank is staged at once.
+  const auto exported = fake_cuda::counters().handles_exported;
+  const std::vector<char> next = pattern(kLarge, 9);
+  fill_on_stream(a, next);
+  Completion sent2, received2;
+  REQUIRE(p.message(collective_tag(9, 0), a, MemoryType::Cuda, b, MemoryType::Cuda, kLarge, sent2,
+                    received2));
+  CHECK(std::memcmp(b, next.data(), kLarge) == 0);
+  CHECK(fake_cuda::counters().handles_exported == exported);
+  CHECK(p.rank[1]->ipc_counts().refused == 1);
+  CHECK(p.net.in_flight() == 0);
+  fake_cuda::device_free(a);
+  fake_cuda::device_free(b);
+}
+
+TEST_CASE("cuda ipc protocol: an offer for a receive of another size fails both sides",
+          "[cuda-host]") {
+  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  char* b = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  Pair p;
+  Completion sent, received;
+  fake_cuda::process = 1;
+  REQUIRE(p.rank[1]->recv(0, collective_tag(10, 0), b, kLarge / 2, MemoryType::Cuda, &received) ==
+          TUTTI_SUCCESS);
+  fake_cuda::process = 0;
+  REQUIRE(p.rank[0]->send(1, collective_tag(10, 0), a, kLarge, MemoryType::Cuda, &sent) ==
+          TUTTI_SUCCESS);
+  REQUIRE(p.run({&sent, &received}));
+  CHECK(received.status == TUTTI_ERR_MISMATCH);
+  CHECK(sent.status == TUTTI_ERR_MISMATCH);
+  CHECK(sent.error.find("could not copy") != std::string::npos);
+  p.run({});
+  CHECK(p.net.in_flight() == 0);
+  fake_cuda::device_free(a);
+  fake_cuda::device_free(b);
+}
