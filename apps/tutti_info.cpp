@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "algos/registry.hpp"
@@ -23,6 +24,7 @@
 #include "transport/ucx.hpp"
 #endif
 #if TUTTI_HAVE_CUDA
+#include "cuda/ipc_protocol.hpp"
 #include "cuda/runtime.hpp"
 #endif
 
@@ -92,6 +94,12 @@ void print_build() {
   std::fputs(cuda::runtime_report().c_str(), stdout);
   if (const char* staging = std::getenv("TUTTI_CUDA_STAGING"))
     std::printf("  TUTTI_CUDA_STAGING: %s\n", staging);
+  const std::optional<bool> ipc = cuda::ipc_wanted_from_text(std::getenv("TUTTI_CUDA_IPC"));
+  std::printf("  CUDA IPC:           %s\n",
+              !ipc  ? "TUTTI_CUDA_IPC is not 0 or 1: tutti_comm_create fails"
+              : *ipc ? "on where every rank sets TUTTI_CUDA_IPC=1 (staged device messages of "
+                       "64 KiB-1 GiB inside a node)"
+                     : "off (TUTTI_CUDA_IPC=1 turns it on; not yet run on a GPU)");
 #endif
 #if TUTTI_HAVE_UCX
   std::printf("  UCX memory types:   %s\n", ucx_memory_types().c_str());
