@@ -261,3 +261,42 @@ TEST_CASE("cuda ipc protocol: an offer for a receive of another size fails both 
   fake_cuda::device_free(a);
   fake_cuda::device_free(b);
 }
+
+TEST_CASE("cuda ipc protocol: cancelled receives and offers let go of everything", "[cuda-host]") {
+  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  std::vector<char> host(kLarge, 7);
+  {
+    Pair p;
+    // A watched receive into host memory, cancelled before anything came:
+    // answered, and the buffer untouched.
+    Completion received;
+    fake_cuda::process = 1;
+    REQUIRE(p.rank[1]->recv(0, collective_tag(12, 0), host.data(), kLarge, MemoryType::Host,
+                            &received) == TUTTI_SUCCESS);
+    p.rank[1]->cancel(&received);
+    REQUIRE(p.run({&received}));
+    CHECK(received.status != TUTTI_SUCCESS);
+    CHECK(host == std::vector<char>(kLarge, 7));
+    // An offer nobody takes (the peer never receives), cancelled: answered,
+    // its acknowledgement's receive withdrawn.
+    Completion sent;
+    fake_cuda::process = 0;
+    REQUIRE(p.rank[0]->send(1, collective_tag(13, 0), a, kLarge, MemoryType::Cuda, &sent) ==
+            TUTTI_SUCCESS);
+    p.run({});  // the offer goes out once its data is ready
+    REQUIRE_FALSE(sent.done);
+    p.rank[0]->cancel(&sent);
+    REQUIRE(p.run({&sent}));
+    CHECK(sent.status != TUTTI_SUCCESS);
+    p.run({});
+    CHECK(p.rank[0]->staged_in_flight() == 0);
+    CHECK(p.rank[1]->staged_in_flight() == 0);
+    // An offer in flight when the transports go: destroyed without hanging.
+    Completion late;
+    fake_cuda::process = 0;
+    REQUIRE(p.rank[0]->send(1, collective_tag(14, 0), a, kLarge, MemoryType::Cuda, &late) ==
+            TUTTI_SUCCESS);
+    p.run({});
+  }
+  fake_cuda::device_free(a);
+}
