@@ -224,8 +224,8 @@ std::string StagingTransport::describe_mode() const {
 
 bool StagingTransport::ipc_applies(int peer, Tag tag, size_t bytes) const {
   return ipc_.enabled && bytes >= kIpcMinBytes && bytes < kIpcMaxBytes && ipc_tag_allowed(tag) &&
-         peer >= 0 &&
-         peer < nranks() && peer != rank() && ipc_.same_node[static_cast<size_t>(peer)];
+         peer >= 0 && peer < nranks() && peer != rank() &&
+         ipc_.same_node[static_cast<size_t>(peer)];
 }
 
 std::unique_ptr<StagingTransport::Staged> StagingTransport::offer(int peer, Tag tag,
@@ -285,9 +285,8 @@ int StagingTransport::post_offer(Staged& s) {
     }
     inner_->cancel(&s.ack);  // the record stays until the transport lets go
   }
-  answer(s, st, str("posting a CUDA IPC offer to rank ", s.peer, " failed: ", last_error()), 0);
-  s.state = Staged::State::Done;
-  return 1;
+  return finish(s, st, str("posting a CUDA IPC offer to rank ", s.peer, " failed: ", last_error()),
+                0);
 }
 
 // Done once the offer is sent and the receiver said it has copied.
@@ -311,9 +310,7 @@ int StagingTransport::finish_offer(Staged& s) {
                 status_string(st), "; its own error says why; TUTTI_CUDA_IPC=0 turns IPC off)");
   }
   if (st == TUTTI_SUCCESS) ++ipc_counts_.offered;
-  answer(s, st, std::move(error), 0);
-  s.state = Staged::State::Done;
-  return 1;
+  return finish(s, st, std::move(error), 0);
 }
 
 // The receiver could not map the buffer: the data goes staged, under
@@ -333,18 +330,14 @@ int StagingTransport::stage_refused_offer(Staged& s) {
       DeviceGuard guard(s.device_id);
       e = enqueue_copy(s.pinned.data(), s.device, s.bytes, CopyDirection::Out, s.stream, *s.event);
     } catch (const Error& err) {
-      answer(s, err.status(), err.what(), 0);
-      s.state = Staged::State::Done;
-      return 1;
+      return finish(s, err.status(), err.what(), 0);
     }
     s.event_seq = ++events_recorded_;
   }
   if (e != cudaSuccess) {
     cudaGetLastError();
     if (s.pinned && s.stream) (void)cudaStreamSynchronize(s.stream);
-    answer(s, status_of(e), describe(e, "staging a message CUDA IPC could not carry"), 0);
-    s.state = Staged::State::Done;
-    return 1;
+    return finish(s, status_of(e), describe(e, "staging a message CUDA IPC could not carry"), 0);
   }
   s.state = Staged::State::CopyOut;
   return 1;
@@ -355,12 +348,10 @@ int StagingTransport::copy_offered(Staged& s, const Offer& offer) {
   s.pinned = PinnedPool::Lease{};  // the data does not come through it
   if (offer.bytes != s.bytes) {
     acknowledge(s, TUTTI_ERR_MISMATCH);
-    answer(s, TUTTI_ERR_MISMATCH,
-           str("CUDA IPC offer of ", offer.bytes, " bytes from rank ", s.peer,
-               " for a receive of ", s.bytes),
-           offer.bytes);
-    s.state = Staged::State::Done;
-    return 1;
+    return finish(s, TUTTI_ERR_MISMATCH,
+                  str("CUDA IPC offer of ", offer.bytes, " bytes from rank ", s.peer,
+                      " for a receive of ", s.bytes),
+                  offer.bytes);
   }
   const int device = s.device ? s.device_id : -1;
   std::string why;
@@ -388,10 +379,10 @@ int StagingTransport::copy_offered(Staged& s, const Offer& offer) {
     const Status st = e != cudaSuccess ? status_of(e) : TUTTI_ERR_UNSUPPORTED;
     if (s.stream && s.event) (void)cudaStreamSynchronize(s.stream);  // nothing reads on
     acknowledge(s, st);
-    answer(s, st, str(why, " (device ", offer.device, " of rank ", s.peer,
-                      "; TUTTI_CUDA_IPC=0 turns IPC off)"), 0);
-    s.state = Staged::State::Done;
-    return 1;
+    return finish(s, st,
+                  str(why, " (device ", offer.device, " of rank ", s.peer,
+                      "; TUTTI_CUDA_IPC=0 turns IPC off)"),
+                  0);
   }
   s.state = Staged::State::CopyIn;
   return 0;
@@ -407,10 +398,10 @@ int StagingTransport::receive_refused_offer(Staged& s, const std::string& why) {
   s.ack_status = kIpcAckSendData;
   if (inner_->send(s.peer, ipc_ack_tag(s.tag), &s.ack_status, sizeof s.ack_status,
                    MemoryType::Host, &s.ack) != TUTTI_SUCCESS) {
-    answer(s, TUTTI_ERR_TRANSPORT,
-           str("cannot ask rank ", s.peer, " for the data CUDA IPC could not carry: ", last_error()), 0);
-    s.state = Staged::State::Done;
-    return 1;
+    return finish(s, TUTTI_ERR_TRANSPORT,
+                  str("cannot ask rank ", s.peer, " for the data CUDA IPC could not carry: ",
+                      last_error()),
+                  0);
   }
   s.ack_posted = true;
   s.ipc = false;
@@ -424,17 +415,13 @@ int StagingTransport::receive_refused_offer(Staged& s, const std::string& why) {
     into = s.pinned.data();
   }
   if (!into) {
-    answer(s, TUTTI_ERR_OUT_OF_MEMORY,
-           str("cannot allocate ", s.bytes, " bytes of pinned memory to stage a receive"), 0);
-    s.state = Staged::State::Done;
-    return 1;
+    return finish(s, TUTTI_ERR_OUT_OF_MEMORY,
+                  str("cannot allocate ", s.bytes, " bytes of pinned memory to stage a receive"),
+                  0);
   }
   const Status st = inner_->recv(s.peer, s.tag, into, s.bytes, MemoryType::Host, &s.inner);
-  if (st != TUTTI_SUCCESS) {
-    answer(s, st, str("posting a receive from rank ", s.peer, " failed: ", last_error()), 0);
-    s.state = Staged::State::Done;
-    return 1;
-  }
+  if (st != TUTTI_SUCCESS)
+    return finish(s, st, str("posting a receive from rank ", s.peer, " failed: ", last_error()), 0);
   s.inner_posted = true;
   s.state = Staged::State::Receiving;
   return 0;
@@ -447,6 +434,12 @@ void StagingTransport::acknowledge(Staged& s, Status status) {
   if (inner_->send(s.peer, ipc_ack_tag(s.tag), &s.ack_status, sizeof s.ack_status,
                    MemoryType::Host, &s.ack) == TUTTI_SUCCESS)
     s.ack_posted = true;
+}
+
+int StagingTransport::finish(Staged& s, Status status, std::string error, size_t bytes) {
+  answer(s, status, std::move(error), bytes);
+  s.state = Staged::State::Done;
+  return 1;
 }
 
 void StagingTransport::answer(Staged& s, Status status, std::string error, size_t bytes) {
@@ -595,25 +588,16 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
         }
         if (q != cudaSuccess) {
           cudaGetLastError();
-          answer(s, status_of(q), describe(q, "copying a message to pinned memory"), 0);
-          s.state = State::Done;
-          return 1;
+          return finish(s, status_of(q), describe(q, "copying a message to pinned memory"), 0);
         }
       }
       if (std::find(blocked.begin(), blocked.end(), key) != blocked.end()) return 0;
-      if (s.cancel_requested || !s.user) {
-        answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
-        s.state = State::Done;
-        return 1;
-      }
+      if (s.cancel_requested || !s.user) return finish(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
       if (s.ipc) return post_offer(s);
       const void* from = s.pinned ? static_cast<const void*>(s.pinned.data()) : s.host_src;
       const Status st = inner_->send(s.peer, s.tag, from, s.bytes, MemoryType::Host, &s.inner);
-      if (st != TUTTI_SUCCESS) {
-        answer(s, st, str("posting a send to rank ", s.peer, " failed: ", last_error()), 0);
-        s.state = State::Done;
-        return 1;
-      }
+      if (st != TUTTI_SUCCESS)
+        return finish(s, st, str("posting a send to rank ", s.peer, " failed: ", last_error()), 0);
       s.inner_posted = true;
       s.state = State::Sending;
       [[fallthrough]];
@@ -621,9 +605,7 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
     case State::Sending:
       if (s.ipc) return finish_offer(s);
       if (!s.inner.done) return 0;
-      answer(s, s.inner.status, s.inner.error, 0);
-      s.state = State::Done;
-      return 1;
+      return finish(s, s.inner.status, s.inner.error, 0);
     case State::Receiving: {
       if (!s.inner.done) return 0;
       Offer offered;
@@ -632,20 +614,13 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
                               is_offer(landed, s.inner.bytes, s.bytes, &offered);
       if (s.cancel_requested || !s.user) {
         if (is_offered) acknowledge(s, TUTTI_ERR_TRANSPORT);  // the sender need not wait on
-        answer(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
-        s.state = State::Done;
-        return 1;
+        return finish(s, TUTTI_ERR_TRANSPORT, kCancelled, 0);
       }
-      if (s.inner.status != TUTTI_SUCCESS || s.inner.bytes == 0) {
-        answer(s, s.inner.status, s.inner.error, s.inner.bytes);
-        s.state = State::Done;
-        return 1;
-      }
+      if (s.inner.status != TUTTI_SUCCESS || s.inner.bytes == 0)
+        return finish(s, s.inner.status, s.inner.error, s.inner.bytes);
       if (is_offered) return 1 + copy_offered(s, offered);
       if (s.host_dst) {  // the data itself, in place
-        answer(s, TUTTI_SUCCESS, {}, s.inner.bytes);
-        s.state = State::Done;
-        return 1;
+        return finish(s, TUTTI_SUCCESS, {}, s.inner.bytes);
       }
       const size_t n = std::min(s.inner.bytes, s.bytes);
       cudaError_t e = cudaSuccess;
@@ -655,17 +630,13 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
           if (!s.event) s.event.emplace();
           e = enqueue_copy(s.device, s.pinned.data(), n, CopyDirection::In, s.stream, *s.event);
         } catch (const Error& err) {
-          answer(s, err.status(), err.what(), 0);
-          s.state = State::Done;
-          return 1;
+          return finish(s, err.status(), err.what(), 0);
         }
         s.event_seq = ++events_recorded_;
       }
       if (e != cudaSuccess) {
         cudaGetLastError();
-        answer(s, status_of(e), describe(e, "copying a received message to the device"), 0);
-        s.state = State::Done;
-        return 1;
+        return finish(s, status_of(e), describe(e, "copying a received message to the device"), 0);
       }
       s.state = State::CopyIn;
       [[fallthrough]];

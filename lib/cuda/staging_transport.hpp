@@ -97,6 +97,8 @@ class StagingTransport final : public Transport {
   struct EventScan;
   int advance(Staged& s, std::vector<std::pair<int, Tag>>& blocked, EventScan& events);
   static void answer(Staged& s, Status status, std::string error, size_t bytes);
+  // Answers the user and ends the record; returns 1 (an event handled).
+  static int finish(Staged& s, Status status, std::string error, size_t bytes);
   // Whether a message of `bytes` with `tag` between this rank and `peer`
   // may go through IPC (the sender offers, the receiver watches for it).
   bool ipc_applies(int peer, Tag tag, size_t bytes) const;
