@@ -47,7 +47,14 @@ Policy::Choice Policy::choose(Coll coll, size_t bytes) {
   if (coll == Coll::alltoallv || trials_per_side() == 0) return {};
   const int slot = slot_of(coll, bytes);
   Class& c = classes_[slot];
-  if (c.winner >= 0) return {static_cast<Side>(c.winner), false, slot};
+  if (!c.trying) {
+    if (++c.since < c.next_trial) return {static_cast<Side>(c.winner), false, slot};
+    c.trying = true;  // try again (see policy.hpp)
+    c.calls = 0;
+    c.seconds = {};
+    c.since = 0;
+    c.next_trial = std::min(kMaxRetrialGap, c.next_trial * 4);
+  }
   const int per_side = timed_per_side(bytes);
   return {trial_side(static_cast<int>(c.calls), per_side), true, slot, per_side};
 }
@@ -59,6 +66,7 @@ void Policy::record(const Choice& choice, double seconds, MPI_Comm comm) {
   ++c.calls;
   if (call + 1 < 2 + 2 * choice.per_side) return;
   std::array<double, 2> slowest{};
+  c.trying = false;
   if (PMPI_Allreduce(c.seconds.data(), slowest.data(), 2, MPI_DOUBLE, MPI_MAX, comm) !=
       MPI_SUCCESS) {
     c.winner = static_cast<int8_t>(Side::tutti);  // the same failure on every rank

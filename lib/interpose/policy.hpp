@@ -9,6 +9,16 @@
 // a call take the same side. TUTTI_MPI_TRIALS=0 sends every call tutti
 // serves to tutti.
 //
+// A decision is tried again after kFirstRetrial more calls of its class,
+// then after four times as many each time (up to kMaxRetrialGap): what was
+// faster during a few microseconds of trials may not stay so (these machines
+// change speed state every few minutes; a program's phases change what else
+// runs), and a wrong pick would otherwise last the whole job. Until the new
+// trial has decided, non-blocking calls keep the old side. The cost: a
+// re-trial runs its timed calls plus one on the slower side (33 below 16
+// KiB, 5 above, by default) per 1,024 calls of the class the first time,
+// per 4,096 the next, and so on.
+//
 // Why measure rather than ask tutti's dispatcher: the dispatcher's rules say
 // which of tutti's algorithms is best, not whether the MPI library beats it
 // on this machine, in this job, for this program's buffers; a few calls
@@ -61,13 +71,18 @@ class Policy {
   // call of each side warms it up).
   static Side trial_side(int call, int per_side);
   static bool trial_is_timed(int call, int per_side);
+  static constexpr uint32_t kFirstRetrial = 1024;
+  static constexpr uint32_t kMaxRetrialGap = 1u << 22;
 
  private:
   static constexpr int kClasses = 48;
   struct Class {
-    uint32_t calls = 0;                 // trial calls made so far
-    std::array<double, 2> seconds{};    // timed trial totals: tutti, mpi
-    int8_t winner = -1;                 // -1 undecided, else a Side
+    uint32_t calls = 0;                 // calls of the running trial so far
+    std::array<double, 2> seconds{};    // its timed totals: tutti, mpi
+    int8_t winner = -1;                 // -1 undecided, else a Side (kept while re-trying)
+    bool trying = true;                 // a trial runs
+    uint32_t since = 0;                 // calls since the last decision
+    uint32_t next_trial = kFirstRetrial;  // ... at which the next trial starts
   };
   static int slot_of(Coll coll, size_t bytes);
   std::array<Class, static_cast<int>(Coll::count_) * kClasses> classes_{};

@@ -78,6 +78,26 @@ int main(int argc, char** argv) {
   if (after.side != want) std::printf("  got %s, want %s\n", name(after.side), name(want));
   check(policy.decided(Coll::bcast, 12) == want, "non-blocking calls of the class follow");
 
+  // The decision is tried again after kFirstRetrial calls (`after` above was
+  // the first), then after 4x as many: here tutti has become the faster
+  // side everywhere.
+  bool early = false;
+  for (uint32_t call = 2; call < Policy::kFirstRetrial; ++call)
+    early = early || policy.choose(Coll::bcast, 8).trial;
+  check(!early, "no trial before kFirstRetrial calls");
+  run_trials(policy, Coll::bcast, 8, small,
+             [](Policy::Side side, bool, int) { return side == Policy::Side::tutti ? 0.1 : 0.2; },
+             rank);
+  check(policy.choose(Coll::bcast, 8).side == Policy::Side::tutti &&
+            policy.decided(Coll::bcast, 8) == Policy::Side::tutti,
+        "the re-trial's decision holds");
+  // (The check above made the first call since that decision.)
+  uint32_t calls = 1;
+  while (calls < 4 * Policy::kFirstRetrial && !policy.choose(Coll::bcast, 8).trial) ++calls;
+  check(calls + 1 == 4 * Policy::kFirstRetrial, "the next re-trial comes 4x later");
+  // Meanwhile non-blocking calls keep the side decided before.
+  check(policy.decided(Coll::bcast, 8) == Policy::Side::tutti, "the old side during a re-trial");
+
   // tutti faster; another size class and collective are undecided still.
   check(policy.choose(Coll::bcast, 1 << 20).trial, "another size class has its own trials");
   run_trials(policy, Coll::allreduce, 1 << 20, trials,
