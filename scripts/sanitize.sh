@@ -4,7 +4,8 @@
 #  1. builds tutti with clang, AddressSanitizer and UndefinedBehaviorSanitizer
 #     (build-sanitize/, -Db_sanitize=address,undefined, -Dfuzz=true, no CUDA);
 #  2. runs the unit tests there (the simulator sweep only with
-#     SANITIZE_ALGORITHMS=1), and the mpirun tests on 2 and 3 ranks over
+#     SANITIZE_ALGORITHMS=1; the CUDA IPC protocol on its fake CUDA runtime),
+#     and the mpirun tests on 2 and 3 ranks over
 #     both transports;
 #  3. builds the unit tests with ThreadSanitizer (build-tsan/) and runs the
 #     [threads] tests: simulated ranks as concurrent threads over one shared
@@ -54,6 +55,8 @@ areas="reduce patterns schedule tuning config threads"
 for area in $areas; do
   step "unit-$area" $build/tests/unit/tutti-unit-tests "[$area]"
 done
+# StagingTransport's CUDA IPC protocol on the fake CUDA runtime (no GPU needed).
+step "unit-ipc-protocol" $build/tests/unit/tutti-ipc-protocol-tests
 for transport in ucx mpi; do
   for np in 2 3; do
     step "mpi-np$np-$transport" env ASAN_OPTIONS=detect_leaks=0 mpirun -np $np $(oversubscribe_args $np) \
