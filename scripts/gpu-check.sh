@@ -14,6 +14,11 @@
 #   scripts/gpu-check.sh run DIR [REPORT_DIR]
 #   scripts/gpu-check.sh exec DIR COMMAND...
 #       runs COMMAND with the bundle installed (measurements beyond the checks)
+#   scripts/gpu-check.sh host [BUILD_DIR]
+#       the part that needs no GPU, which CI runs (test gpu-check-host): says
+#       whether the machine has a GPU, what tutti sees of CUDA (tutti-info),
+#       and runs the CUDA code's host-side tests ([cuda-host], the IPC
+#       protocol on its fake runtime); the device checks need a GPU
 #
 # The checks, each with its own time limit, each PASS or FAIL (a skip is a
 # failure on a machine with a GPU):
@@ -206,8 +211,34 @@ run_checks() {
   return "$failed"
 }
 
+# The no-GPU part (mode `host`): BUILD_DIR's binaries.
+run_host_checks() {
+  local build=$1 gpus
+  mkdir -p "$report"
+  date -u
+  gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+  if [ "${gpus:-0}" -gt 0 ]; then
+    echo "gpu-check: $gpus GPU(s) found; the device checks: scripts/gpu-check.sh"
+  else
+    echo "gpu-check: no GPU found (nvidia-smi lists none): the device checks did not run"
+  fi
+  check info 60 "$build/apps/tutti-info"
+  check cuda-host 300 "$build/tests/unit/tutti-unit-tests" "[cuda-host]"
+  check ipc-protocol 120 "$build/tests/unit/tutti-ipc-protocol-tests"
+  echo
+  echo "=== gpu-check, the part without a GPU ($(date -u +%FT%TZ))"
+  printf '%s\n' "${summary[@]}"
+  echo "$failed failed"
+  return "$failed"
+}
+
 case $mode in
   bundle) bundle "${2:-.gpu}" ;;
+  host)
+    report=$(mktemp -d)
+    trap 'rm -rf "$report"' EXIT
+    run_host_checks "${2:-$here/build}"
+    exit $? ;;
   run)
     dir=$(cd "${2:?bundle directory}" && pwd)
     report=${3:-$here/gpu-check-report}
