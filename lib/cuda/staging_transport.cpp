@@ -163,7 +163,15 @@ void* open_ipc_handle(int peer, const IpcMappings::Handle& bytes, std::string& w
   return nullptr;
 }
 
+// Closed only once no copy from it can still run: the copies from offers
+// go, in order, to the copy-in stream (tutti's where the copy streams are
+// off). Eviction is rare (more than kOpenHandles senders' allocations).
 void close_ipc_handle(void* base) {
+  try {
+    if (cudaStreamSynchronize(copy_stream(CopyDirection::In)) != cudaSuccess) cudaGetLastError();
+    if (cudaStreamSynchronize(stream()) != cudaSuccess) cudaGetLastError();
+  } catch (const Error&) {  // no stream to wait for: nothing was copied on it
+  }
   if (cudaIpcCloseMemHandle(base) != cudaSuccess) cudaGetLastError();  // nothing left to do
 }
 

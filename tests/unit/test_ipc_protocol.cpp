@@ -300,3 +300,50 @@ TEST_CASE("cuda ipc protocol: cancelled receives and offers let go of everything
   }
   fake_cuda::device_free(a);
 }
+
+TEST_CASE("cuda ipc protocol: a mapping is closed only after the copies from it", "[cuda-host]") {
+  // More senders' allocations than the cache keeps open, all offered at once:
+  // the first mappings are evicted while later offers arrive.
+  constexpr int kAllocations = 70;
+  constexpr size_t kBytes = 64 * 1024;
+  const auto before = fake_cuda::counters();
+  std::vector<char*> from, to;
+  for (int i = 0; i < kAllocations; ++i) {
+    from.push_back(static_cast<char*>(fake_cuda::device_alloc(kBytes)));
+    to.push_back(static_cast<char*>(fake_cuda::device_alloc(kBytes)));
+    std::memset(from.back(), i + 1, kBytes);
+  }
+  {
+    Pair p;
+    std::vector<Completion> sent(kAllocations), received(kAllocations);
+    for (int i = 0; i < kAllocations; ++i) {
+      fake_cuda::process = 1;
+      REQUIRE(p.rank[1]->recv(0, collective_tag(20, static_cast<uint32_t>(i)), to[i], kBytes,
+                              MemoryType::Cuda, &received[i]) == TUTTI_SUCCESS);
+      fake_cuda::process = 0;
+      REQUIRE(p.rank[0]->send(1, collective_tag(20, static_cast<uint32_t>(i)), from[i], kBytes,
+                              MemoryType::Cuda, &sent[i]) == TUTTI_SUCCESS);
+    }
+    bool all = false;
+    for (int round = 0; round < 100000 && !all; ++round) {
+      p.run({});
+      all = true;
+      for (int i = 0; i < kAllocations; ++i) all = all && sent[i].done && received[i].done;
+    }
+    REQUIRE(all);
+    int wrong = 0;
+    for (int i = 0; i < kAllocations; ++i)
+      wrong += received[i].status != TUTTI_SUCCESS || to[i][0] != static_cast<char>(i + 1) ||
+               to[i][kBytes - 1] != static_cast<char>(i + 1);
+    CHECK(wrong == 0);
+    CHECK(p.rank[1]->ipc_counts().copied == kAllocations);
+  }
+  const auto after = fake_cuda::counters();
+  CHECK(after.handles_opened - before.handles_opened == kAllocations);
+  CHECK(after.handles_closed - before.handles_closed == kAllocations);
+  CHECK(after.closed_while_copying == before.closed_while_copying);
+  for (int i = 0; i < kAllocations; ++i) {
+    fake_cuda::device_free(from[i]);
+    fake_cuda::device_free(to[i]);
+  }
+}

@@ -135,8 +135,17 @@ cudaError_t cudaIpcOpenMemHandle(void** base, cudaIpcMemHandle_t handle, unsigne
   return cudaSuccess;
 }
 
-cudaError_t cudaIpcCloseMemHandle(void*) {
+cudaError_t cudaIpcCloseMemHandle(void* base) {
   ++fake_cuda::counters().handles_closed;
+  const auto start = reinterpret_cast<uintptr_t>(base);
+  const auto it = fake_cuda::allocations.find(start);
+  const size_t bytes = it == fake_cuda::allocations.end() ? 1 : it->second;
+  for (const auto& per_process : fake_cuda::streams)
+    for (const FakeStream& s : per_process)
+      for (const FakeStream::Copy& c : s.pending) {
+        const auto src = reinterpret_cast<uintptr_t>(c.src);
+        if (src >= start && src < start + bytes) ++fake_cuda::counters().closed_while_copying;
+      }
   return cudaSuccess;
 }
 

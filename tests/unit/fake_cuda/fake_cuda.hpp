@@ -16,6 +16,7 @@ struct Counters {
   uint64_t handles_exported = 0, handles_opened = 0, handles_closed = 0;
   uint64_t copies = 0;           // cudaMemcpyAsync calls run
   uint64_t pinned_allocs = 0;
+  uint64_t closed_while_copying = 0;  // handles closed with a copy from them still queued
 };
 Counters& counters();
 
