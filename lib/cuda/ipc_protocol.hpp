@@ -29,6 +29,7 @@
 // still receives from one on the device.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -98,6 +99,50 @@ inline Tag ipc_ack_tag(Tag tag) { return tag | kIpcAckBit; }
 inline Tag ipc_data_tag(Tag tag) { return tag | kIpcAckBit; }
 // An acknowledgement's payload: a Status, or this (send the data instead).
 inline constexpr int64_t kIpcAckSendData = -1;
+
+// The sender's exported handles: exporting (cudaIpcGetMemHandle) costs a
+// driver call per message otherwise, and a pipelined schedule sends a
+// buffer in many chunks. Keyed by the allocation's start and the driver's
+// unique id of it, so a new allocation at a freed one's address is
+// exported anew; at most `capacity` kept, the least recently used dropped
+// (a handle needs no closing).
+class IpcExports {
+ public:
+  using Handle = std::array<char, 64>;
+  using Export = std::function<bool(uintptr_t start, Handle& out)>;
+  IpcExports(Export exporter, size_t capacity) : export_(std::move(exporter)), capacity_(capacity) {}
+
+  // The handle of the allocation (start, id); false where it cannot be exported.
+  bool handle_of(uintptr_t start, uint64_t id, Handle& out) {
+    for (Entry& e : entries_)
+      if (e.start == start && e.id == id) {
+        e.last_use = ++clock_;
+        out = e.handle;
+        return true;
+      }
+    if (!export_(start, out)) return false;
+    if (entries_.size() >= capacity_) {
+      auto oldest = std::min_element(entries_.begin(), entries_.end(),
+                                     [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
+      entries_.erase(oldest);
+    }
+    entries_.push_back({start, id, out, ++clock_});
+    return true;
+  }
+  size_t size() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    uintptr_t start;
+    uint64_t id;
+    Handle handle;
+    uint64_t last_use;
+  };
+  Export export_;
+  size_t capacity_;
+  std::vector<Entry> entries_;
+  uint64_t clock_ = 0;
+};
 
 // The receiver's opened handles, per sender: opening costs a driver call
 // and some microseconds, and a buffer is sent from again and again. Keyed

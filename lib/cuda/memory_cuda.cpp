@@ -87,14 +87,16 @@ PointerGetAttributes driver_pointer_attributes() {
 
 namespace cuda {
 
-uintptr_t allocation_start(const void* p) {
+Allocation allocation_of(const void* p) {
   PointerGetAttributes get = driver_pointer_attributes();
-  if (!p || !get) return 0;
+  if (!p || !get) return {};
   CUdeviceptr start = 0;
-  CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_RANGE_START_ADDR;
-  void* data = &start;
-  if (get(1, &attr, &data, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) return 0;
-  return static_cast<uintptr_t>(start);
+  unsigned long long id = 0;
+  CUpointer_attribute attrs[2] = {CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                  CU_POINTER_ATTRIBUTE_BUFFER_ID};
+  void* data[2] = {&start, &id};
+  if (get(2, attrs, data, reinterpret_cast<CUdeviceptr>(p)) != CUDA_SUCCESS) return {};
+  return {static_cast<uintptr_t>(start), static_cast<uint64_t>(id)};
 }
 
 }  // namespace cuda

@@ -122,10 +122,16 @@ void device_free(void* p);
 void* pinned_alloc(size_t bytes);
 void pinned_free(void* p);
 
-// The start of the device allocation that holds `p` (what
-// cudaIpcGetMemHandle exports and cudaIpcOpenMemHandle maps); 0 where the
-// driver does not say (not device memory). Defined in memory_cuda.cpp.
-uintptr_t allocation_start(const void* p);
+// The device allocation that holds `p`: its start (what cudaIpcGetMemHandle
+// exports and cudaIpcOpenMemHandle maps) and the driver's process-wide
+// unique id of it (a new allocation at a freed one's address has another).
+// start 0 where the driver does not say (not device memory). Defined in
+// memory_cuda.cpp.
+struct Allocation {
+  uintptr_t start = 0;
+  uint64_t id = 0;
+};
+Allocation allocation_of(const void* p);
 
 // Copies any memory to any memory on tutti's stream (cudaMemcpyDefault).
 // With `wait`, returns once the copy is done (the host reads `dst` next).

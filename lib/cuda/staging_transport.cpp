@@ -148,7 +148,8 @@ cudaError_t enqueue_copy(void* dst, const void* src, size_t bytes, CopyDirection
 
 // ---- CUDA IPC (ipc_protocol.hpp) ---------------------------------------------
 
-// Senders' allocations kept open at once (IpcMappings).
+// Senders' allocations kept open at once (IpcMappings), and this rank's
+// exported handles kept (IpcExports).
 constexpr size_t kOpenHandles = 64;
 
 void* open_ipc_handle(int peer, const IpcMappings::Handle& bytes, std::string& why) {
@@ -166,6 +167,17 @@ void* open_ipc_handle(int peer, const IpcMappings::Handle& bytes, std::string& w
 // Closed only once no copy from it can still run: the copies from offers
 // go, in order, to the copy-in stream (tutti's where the copy streams are
 // off). Eviction is rare (more than kOpenHandles senders' allocations).
+bool export_ipc_handle(uintptr_t start, IpcExports::Handle& out) {
+  cudaIpcMemHandle_t handle;
+  static_assert(sizeof handle == sizeof out);
+  if (cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(start)) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  std::memcpy(out.data(), &handle, sizeof handle);
+  return true;
+}
+
 void close_ipc_handle(void* base) {
   try {
     if (cudaStreamSynchronize(copy_stream(CopyDirection::In)) != cudaSuccess) cudaGetLastError();
@@ -201,6 +213,7 @@ StagingTransport::StagingTransport(std::unique_ptr<Transport> inner, StagingMode
                  ipc_.same_node.size() == static_cast<size_t>(inner_->nranks());
   if (ipc_.enabled) {
     mappings_ = std::make_unique<IpcMappings>(open_ipc_handle, close_ipc_handle, kOpenHandles);
+    exports_ = std::make_unique<IpcExports>(export_ipc_handle, kOpenHandles);
     refused_by_.assign(ipc_.same_node.size(), 0);
   }
 }
@@ -240,13 +253,13 @@ std::unique_ptr<StagingTransport::Staged> StagingTransport::offer(int peer, Tag 
                                                                   const void* buf, size_t bytes,
                                                                   Status& st) {
   st = TUTTI_SUCCESS;
-  const uintptr_t start = allocation_start(buf);
-  cudaIpcMemHandle_t handle;
-  if (start == 0 || cudaIpcGetMemHandle(&handle, reinterpret_cast<void*>(start)) != cudaSuccess) {
-    cudaGetLastError();  // not exportable (a cudaMallocAsync pool, managed memory): staged
-    ++ipc_counts_.not_exported;
+  const Allocation allocation = allocation_of(buf);
+  IpcExports::Handle handle;
+  if (allocation.start == 0 || !exports_->handle_of(allocation.start, allocation.id, handle)) {
+    ++ipc_counts_.not_exported;  // (a cudaMallocAsync pool, managed memory): staged
     return nullptr;
   }
+  const uintptr_t start = allocation.start;
   auto s = std::make_unique<Staged>();
   s->ipc = true;
   s->peer = peer;
@@ -256,7 +269,7 @@ std::unique_ptr<StagingTransport::Staged> StagingTransport::offer(int peer, Tag 
   s->offer.bytes = bytes;
   s->offer.offset = reinterpret_cast<uintptr_t>(buf) - start;
   s->device = const_cast<void*>(buf);  // read again only if the offer is refused
-  std::memcpy(s->offer.handle.data(), &handle, sizeof handle);
+  s->offer.handle = handle;
   cudaError_t e = cudaSuccess;
   try {
     s->device_id = current_device();

@@ -120,6 +120,7 @@ class StagingTransport final : public Transport {
   IpcSetup ipc_;
   IpcCounts ipc_counts_;
   std::unique_ptr<IpcMappings> mappings_;  // the senders' buffers opened here
+  std::unique_ptr<IpcExports> exports_;    // this rank's buffers' handles
   // Per rank: it refused an offer of this rank's, so it gets no more (it
   // still watches for offers: it cannot know this rank stopped).
   std::vector<char> refused_by_;

@@ -119,3 +119,28 @@ TEST_CASE("cuda ipc: opened handles are cached, bounded and closed", "[cuda-host
   REQUIRE(log.size() == 6);
   CHECK(((log[4] == "close 0" && log[5] == "close 2") || (log[4] == "close 2" && log[5] == "close 0")));
 }
+
+TEST_CASE("cuda ipc: exported handles are kept per allocation", "[cuda-host]") {
+  int exported = 0;
+  auto exporter = [&](uintptr_t start, IpcExports::Handle& out) {
+    if (start == 0xbad) return false;
+    ++exported;
+    out = {};
+    out[0] = static_cast<char>(start);
+    return true;
+  };
+  IpcExports exports(exporter, 2);
+  IpcExports::Handle h{};
+  REQUIRE(exports.handle_of(0x10, 1, h));
+  CHECK(h[0] == 0x10);
+  REQUIRE(exports.handle_of(0x10, 1, h));
+  CHECK(exported == 1);  // kept
+  REQUIRE(exports.handle_of(0x10, 2, h));
+  CHECK(exported == 2);  // a new allocation at the same address
+  REQUIRE(exports.handle_of(0x20, 3, h));
+  CHECK(exports.size() == 2);  // (0x10, 1) was the least recently used
+  REQUIRE(exports.handle_of(0x10, 1, h));
+  CHECK(exported == 4);
+  CHECK_FALSE(exports.handle_of(0xbad, 4, h));  // not exportable: not kept
+  CHECK(exports.size() == 2);
+}

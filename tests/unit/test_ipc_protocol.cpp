@@ -102,7 +102,19 @@ TEST_CASE("cuda ipc protocol: an offer carries a device message in one copy", "[
                       sent2, received2));
     CHECK(std::memcmp(b, again.data(), kLarge) == 0);
     CHECK(fake_cuda::counters().handles_opened - before.handles_opened == 1);
+    CHECK(fake_cuda::counters().handles_exported - before.handles_exported == 1);
     CHECK(p.rank[1]->ipc_counts().copied == 2);
+    // A new allocation (here at whatever address): exported and mapped anew.
+    char* c = static_cast<char*>(fake_cuda::device_alloc(1 << 20));
+    const std::vector<char> third = pattern(kLarge, 12);
+    fill_on_stream(c, third);
+    Completion sent3, received3;
+    REQUIRE(p.message(collective_tag(2, 1), c, MemoryType::Cuda, b, MemoryType::Cuda, kLarge, sent3,
+                      received3));
+    CHECK(std::memcmp(b, third.data(), kLarge) == 0);
+    CHECK(fake_cuda::counters().handles_exported - before.handles_exported == 2);
+    CHECK(fake_cuda::counters().handles_opened - before.handles_opened == 2);
+    fake_cuda::device_free(c);
     CHECK(p.net.in_flight() == 0);
   }
   // Closed with the transport.

@@ -40,7 +40,12 @@ struct FakeEvent {
 namespace fake_cuda {
 namespace {
 FakeStream streams[kProcesses][3];  // per process: tutti's, copies out, copies in
-std::map<uintptr_t, size_t> allocations;  // start -> bytes
+struct Registered {
+  size_t bytes;
+  uint64_t id;
+};
+std::map<uintptr_t, Registered> allocations;  // by start
+uint64_t next_id = 1;
 constexpr uint64_t kHandleMagic = 0x4641'4b45'4950'4321ull;
 }  // namespace
 
@@ -54,7 +59,7 @@ Counters& counters() {
 
 void* device_alloc(size_t bytes) {
   void* p = std::calloc(1, bytes);
-  allocations[reinterpret_cast<uintptr_t>(p)] = bytes;
+  allocations[reinterpret_cast<uintptr_t>(p)] = {bytes, next_id++};
   return p;
 }
 
@@ -121,6 +126,8 @@ cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* base) {
   std::memset(handle, 0, sizeof *handle);
   std::memcpy(handle->reserved, &fake_cuda::kHandleMagic, 8);
   std::memcpy(handle->reserved + 8, &base, sizeof base);
+  std::memcpy(handle->reserved + 16, &fake_cuda::allocations[reinterpret_cast<uintptr_t>(base)].id,
+              sizeof(uint64_t));  // a new allocation at an old address: another handle
   ++fake_cuda::counters().handles_exported;
   return cudaSuccess;
 }
@@ -139,7 +146,7 @@ cudaError_t cudaIpcCloseMemHandle(void* base) {
   ++fake_cuda::counters().handles_closed;
   const auto start = reinterpret_cast<uintptr_t>(base);
   const auto it = fake_cuda::allocations.find(start);
-  const size_t bytes = it == fake_cuda::allocations.end() ? 1 : it->second;
+  const size_t bytes = it == fake_cuda::allocations.end() ? 1 : it->second.bytes;
   for (const auto& per_process : fake_cuda::streams)
     for (const FakeStream& s : per_process)
       for (const FakeStream::Copy& c : s.pending) {
@@ -182,12 +189,13 @@ void* pinned_alloc(size_t bytes) {
 }
 void pinned_free(void* p) { std::free(p); }
 
-uintptr_t allocation_start(const void* p) {
+Allocation allocation_of(const void* p) {
   const auto at = reinterpret_cast<uintptr_t>(p);
   auto it = fake_cuda::allocations.upper_bound(at);
-  if (it == fake_cuda::allocations.begin()) return 0;
+  if (it == fake_cuda::allocations.begin()) return {};
   --it;
-  return at < it->first + it->second ? it->first : 0;
+  if (at >= it->first + it->second.bytes) return {};
+  return {it->first, it->second.id};
 }
 
 }  // namespace tutti::cuda

@@ -8,7 +8,8 @@
 namespace fake_cuda {
 
 // "Device" memory: host memory registered as one allocation, which
-// allocation_start finds and cudaIpcGetMemHandle exports. Zeroed.
+// allocation_of finds (with an id of its own) and cudaIpcGetMemHandle
+// exports. Zeroed.
 void* device_alloc(size_t bytes);
 void device_free(void* p);
 

@@ -91,6 +91,10 @@ class Event {
 
 void* pinned_alloc(size_t bytes);
 void pinned_free(void* p);
-uintptr_t allocation_start(const void* p);
+struct Allocation {
+  uintptr_t start = 0;
+  uint64_t id = 0;
+};
+Allocation allocation_of(const void* p);
 
 }  // namespace tutti::cuda
