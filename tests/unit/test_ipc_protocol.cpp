@@ -38,7 +38,7 @@ struct Pair {
     }
   }
   // Progress both until every completion is done; false if they never are.
-  bool run(std::initializer_list<Completion*> cs) {
+  bool run(const std::vector<Completion*>& cs) {
     for (int i = 0; i < 100000; ++i) {
       fake_cuda::process = 0;
       rank[0]->progress();
@@ -50,20 +50,37 @@ struct Pair {
     }
     return false;
   }
+  // Posts rank 1's receive of `received_bytes` into `to`, then rank 0's
+  // send of `bytes` from `from`, each as its own process.
+  void post(Tag tag, const void* from, MemoryType from_mem, void* to, MemoryType to_mem,
+            size_t bytes, size_t received_bytes, Completion& sent, Completion& received) {
+    fake_cuda::process = 1;
+    REQUIRE(rank[1]->recv(0, tag, to, received_bytes, to_mem, &received) == TUTTI_SUCCESS);
+    fake_cuda::process = 0;
+    REQUIRE(rank[0]->send(1, tag, from, bytes, from_mem, &sent) == TUTTI_SUCCESS);
+  }
   // One message of `bytes` from rank 0's `from` to rank 1's `to`.
   bool message(Tag tag, const void* from, MemoryType from_mem, void* to, MemoryType to_mem,
                size_t bytes, Completion& sent, Completion& received) {
-    fake_cuda::process = 1;
-    REQUIRE(rank[1]->recv(0, tag, to, bytes, to_mem, &received) == TUTTI_SUCCESS);
-    fake_cuda::process = 0;
-    REQUIRE(rank[0]->send(1, tag, from, bytes, from_mem, &sent) == TUTTI_SUCCESS);
+    post(tag, from, from_mem, to, to_mem, bytes, bytes, sent, received);
     return run({&sent, &received});
   }
 };
 
+// Fake device memory for one test, freed when it ends (also by a failed REQUIRE).
+struct DeviceBuffer {
+  char* data;
+  explicit DeviceBuffer(size_t bytes) : data(static_cast<char*>(fake_cuda::device_alloc(bytes))) {}
+  ~DeviceBuffer() { fake_cuda::device_free(data); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  operator char*() const { return data; }
+};
+
 std::vector<char> pattern(size_t bytes, int seed) {
   std::vector<char> p(bytes);
-  for (size_t i = 0; i < bytes; ++i) p[i] = static_cast<char>((i * 131 + static_cast<size_t>(seed)) % 251);
+  for (size_t i = 0; i < bytes; ++i)
+    p[i] = static_cast<char>((i * 131 + static_cast<size_t>(seed)) % 251);
   return p;
 }
 
@@ -79,8 +96,8 @@ void fill_on_stream(char* device, const std::vector<char>& data) {
 
 TEST_CASE("cuda ipc protocol: an offer carries a device message in one copy", "[cuda-host]") {
   const auto before = fake_cuda::counters();
-  char* a = static_cast<char*>(fake_cuda::device_alloc(1 << 20));
-  char* b = static_cast<char*>(fake_cuda::device_alloc(1 << 20));
+  const DeviceBuffer a(1 << 20);
+  const DeviceBuffer b(1 << 20);
   {
     Pair p;
     const std::vector<char> data = pattern(kLarge, 1);
@@ -105,7 +122,7 @@ TEST_CASE("cuda ipc protocol: an offer carries a device message in one copy", "[
     CHECK(fake_cuda::counters().handles_exported - before.handles_exported == 1);
     CHECK(p.rank[1]->ipc_counts().copied == 2);
     // A new allocation (here at whatever address): exported and mapped anew.
-    char* c = static_cast<char*>(fake_cuda::device_alloc(1 << 20));
+    const DeviceBuffer c(1 << 20);
     const std::vector<char> third = pattern(kLarge, 12);
     fill_on_stream(c, third);
     Completion sent3, received3;
@@ -114,46 +131,39 @@ TEST_CASE("cuda ipc protocol: an offer carries a device message in one copy", "[
     CHECK(std::memcmp(b, third.data(), kLarge) == 0);
     CHECK(fake_cuda::counters().handles_exported - before.handles_exported == 2);
     CHECK(fake_cuda::counters().handles_opened - before.handles_opened == 2);
-    fake_cuda::device_free(c);
     CHECK(p.net.in_flight() == 0);
   }
   // Closed with the transport.
   const auto after = fake_cuda::counters();
-  CHECK(after.handles_closed - before.handles_closed == after.handles_opened - before.handles_opened);
-  fake_cuda::device_free(a);
-  fake_cuda::device_free(b);
+  CHECK(after.handles_closed - before.handles_closed ==
+        after.handles_opened - before.handles_opened);
 }
 
 TEST_CASE("cuda ipc protocol: a sender's buffer is free once its send completes", "[cuda-host]") {
-  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
-  char* b = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  const DeviceBuffer a(kLarge);
+  const DeviceBuffer b(kLarge);
   Pair p;
   const std::vector<char> data = pattern(kLarge, 11);
   fill_on_stream(a, data);
   Completion sent, received;
-  fake_cuda::process = 1;
-  REQUIRE(p.rank[1]->recv(0, collective_tag(11, 0), b, kLarge, MemoryType::Cuda, &received) ==
-          TUTTI_SUCCESS);
-  fake_cuda::process = 0;
-  REQUIRE(p.rank[0]->send(1, collective_tag(11, 0), a, kLarge, MemoryType::Cuda, &sent) ==
-          TUTTI_SUCCESS);
+  p.post(collective_tag(11, 0), a, MemoryType::Cuda, b, MemoryType::Cuda, kLarge, kLarge, sent,
+         received);
   REQUIRE(p.run({&sent}));
   std::memset(a, 0x5a, kLarge);  // the caller reuses its buffer at once
   REQUIRE(p.run({&received}));
   CHECK(std::memcmp(b, data.data(), kLarge) == 0);
   CHECK(p.rank[1]->ipc_counts().copied == 1);
-  fake_cuda::device_free(a);
-  fake_cuda::device_free(b);
 }
 
 TEST_CASE("cuda ipc protocol: a receive into host memory takes an offer", "[cuda-host]") {
-  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  const DeviceBuffer a(kLarge);
   Pair p;
   const std::vector<char> data = pattern(kLarge, 3);
   fill_on_stream(a, data);
   std::vector<char> host(kLarge, 0);
   Completion sent, received;
-  REQUIRE(p.message(collective_tag(3, 1), a, MemoryType::Cuda, host.data(), MemoryType::Host, kLarge,
+  REQUIRE(p.message(collective_tag(3, 1), a, MemoryType::Cuda, host.data(), MemoryType::Host,
+                    kLarge,
                     sent, received));
   CHECK(received.status == TUTTI_SUCCESS);
   CHECK(received.bytes == kLarge);
@@ -167,13 +177,12 @@ TEST_CASE("cuda ipc protocol: a receive into host memory takes an offer", "[cuda
   CHECK(received2.status == TUTTI_SUCCESS);
   CHECK(host == plain);
   CHECK(p.rank[1]->ipc_counts().copied == 1);
-  fake_cuda::device_free(a);
 }
 
 TEST_CASE("cuda ipc protocol: small, point-to-point and unexportable messages stay staged",
           "[cuda-host]") {
-  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
-  char* b = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  const DeviceBuffer a(kLarge);
+  const DeviceBuffer b(kLarge);
   Pair p;
   const std::vector<char> data = pattern(kLarge, 5);
   fill_on_stream(a, data);
@@ -194,13 +203,11 @@ TEST_CASE("cuda ipc protocol: small, point-to-point and unexportable messages st
   CHECK(p.rank[0]->ipc_counts().not_exported == 1);
   CHECK(p.rank[0]->ipc_counts().offered == 0);
   CHECK(p.rank[1]->ipc_counts().copied == 0);
-  fake_cuda::device_free(a);
-  fake_cuda::device_free(b);
 }
 
 TEST_CASE("cuda ipc protocol: off, or across nodes, device messages are staged", "[cuda-host]") {
-  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
-  char* b = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  const DeviceBuffer a(kLarge);
+  const DeviceBuffer b(kLarge);
   const std::vector<char> data = pattern(kLarge, 7);
   for (const auto& [ipc, same_node] : {std::pair{false, true}, std::pair{true, false}}) {
     Pair p(ipc, same_node);
@@ -213,20 +220,19 @@ TEST_CASE("cuda ipc protocol: off, or across nodes, device messages are staged",
     CHECK(p.rank[0]->ipc_counts().offered == 0);
     std::memset(b, 0, kLarge);
   }
-  fake_cuda::device_free(a);
-  fake_cuda::device_free(b);
 }
 
 TEST_CASE("cuda ipc protocol: a refused offer's data comes staged, and no offer follows",
           "[cuda-host]") {
-  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
-  char* b = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  const DeviceBuffer a(kLarge);
+  const DeviceBuffer b(kLarge);
   Pair p;
   fake_cuda::refuse_ipc_open = true;
   const std::vector<char> data = pattern(kLarge, 8);
   fill_on_stream(a, data);
   Completion sent, received;
-  const bool done = p.message(collective_tag(8, 0), a, MemoryType::Cuda, b, MemoryType::Cuda, kLarge,
+  const bool done = p.message(collective_tag(8, 0), a, MemoryType::Cuda, b, MemoryType::Cuda,
+                              kLarge,
                               sent, received);
   fake_cuda::refuse_ipc_open = false;
   REQUIRE(done);
@@ -248,34 +254,26 @@ TEST_CASE("cuda ipc protocol: a refused offer's data comes staged, and no offer 
   CHECK(fake_cuda::counters().handles_exported == exported);
   CHECK(p.rank[1]->ipc_counts().refused == 1);
   CHECK(p.net.in_flight() == 0);
-  fake_cuda::device_free(a);
-  fake_cuda::device_free(b);
 }
 
 TEST_CASE("cuda ipc protocol: an offer for a receive of another size fails both sides",
           "[cuda-host]") {
-  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
-  char* b = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  const DeviceBuffer a(kLarge);
+  const DeviceBuffer b(kLarge);
   Pair p;
   Completion sent, received;
-  fake_cuda::process = 1;
-  REQUIRE(p.rank[1]->recv(0, collective_tag(10, 0), b, kLarge / 2, MemoryType::Cuda, &received) ==
-          TUTTI_SUCCESS);
-  fake_cuda::process = 0;
-  REQUIRE(p.rank[0]->send(1, collective_tag(10, 0), a, kLarge, MemoryType::Cuda, &sent) ==
-          TUTTI_SUCCESS);
+  p.post(collective_tag(10, 0), a, MemoryType::Cuda, b, MemoryType::Cuda, kLarge, kLarge / 2, sent,
+         received);
   REQUIRE(p.run({&sent, &received}));
   CHECK(received.status == TUTTI_ERR_MISMATCH);
   CHECK(sent.status == TUTTI_ERR_MISMATCH);
   CHECK(sent.error.find("could not copy") != std::string::npos);
   p.run({});
   CHECK(p.net.in_flight() == 0);
-  fake_cuda::device_free(a);
-  fake_cuda::device_free(b);
 }
 
 TEST_CASE("cuda ipc protocol: cancelled receives and offers let go of everything", "[cuda-host]") {
-  char* a = static_cast<char*>(fake_cuda::device_alloc(kLarge));
+  const DeviceBuffer a(kLarge);
   std::vector<char> host(kLarge, 7);
   {
     Pair p;
@@ -310,7 +308,6 @@ TEST_CASE("cuda ipc protocol: cancelled receives and offers let go of everything
             TUTTI_SUCCESS);
     p.run({});
   }
-  fake_cuda::device_free(a);
 }
 
 TEST_CASE("cuda ipc protocol: a mapping is closed only after the copies from it", "[cuda-host]") {
@@ -319,34 +316,27 @@ TEST_CASE("cuda ipc protocol: a mapping is closed only after the copies from it"
   constexpr int kAllocations = 70;
   constexpr size_t kBytes = 64 * 1024;
   const auto before = fake_cuda::counters();
-  std::vector<char*> from, to;
+  std::vector<std::unique_ptr<DeviceBuffer>> from, to;
   for (int i = 0; i < kAllocations; ++i) {
-    from.push_back(static_cast<char*>(fake_cuda::device_alloc(kBytes)));
-    to.push_back(static_cast<char*>(fake_cuda::device_alloc(kBytes)));
-    std::memset(from.back(), i + 1, kBytes);
+    from.push_back(std::make_unique<DeviceBuffer>(kBytes));
+    to.push_back(std::make_unique<DeviceBuffer>(kBytes));
+    std::memset(*from.back(), i + 1, kBytes);
   }
   {
     Pair p;
     std::vector<Completion> sent(kAllocations), received(kAllocations);
+    std::vector<Completion*> all;
     for (int i = 0; i < kAllocations; ++i) {
-      fake_cuda::process = 1;
-      REQUIRE(p.rank[1]->recv(0, collective_tag(20, static_cast<uint32_t>(i)), to[i], kBytes,
-                              MemoryType::Cuda, &received[i]) == TUTTI_SUCCESS);
-      fake_cuda::process = 0;
-      REQUIRE(p.rank[0]->send(1, collective_tag(20, static_cast<uint32_t>(i)), from[i], kBytes,
-                              MemoryType::Cuda, &sent[i]) == TUTTI_SUCCESS);
+      p.post(collective_tag(20, static_cast<uint32_t>(i)), *from[i], MemoryType::Cuda, *to[i],
+             MemoryType::Cuda, kBytes, kBytes, sent[i], received[i]);
+      all.push_back(&sent[i]);
+      all.push_back(&received[i]);
     }
-    bool all = false;
-    for (int round = 0; round < 100000 && !all; ++round) {
-      p.run({});
-      all = true;
-      for (int i = 0; i < kAllocations; ++i) all = all && sent[i].done && received[i].done;
-    }
-    REQUIRE(all);
+    REQUIRE(p.run(all));
     int wrong = 0;
     for (int i = 0; i < kAllocations; ++i)
-      wrong += received[i].status != TUTTI_SUCCESS || to[i][0] != static_cast<char>(i + 1) ||
-               to[i][kBytes - 1] != static_cast<char>(i + 1);
+      wrong += received[i].status != TUTTI_SUCCESS || to[i]->data[0] != static_cast<char>(i + 1) ||
+               to[i]->data[kBytes - 1] != static_cast<char>(i + 1);
     CHECK(wrong == 0);
     CHECK(p.rank[1]->ipc_counts().copied == kAllocations);
   }
@@ -354,8 +344,4 @@ TEST_CASE("cuda ipc protocol: a mapping is closed only after the copies from it"
   CHECK(after.handles_opened - before.handles_opened == kAllocations);
   CHECK(after.handles_closed - before.handles_closed == kAllocations);
   CHECK(after.closed_while_copying == before.closed_while_copying);
-  for (int i = 0; i < kAllocations; ++i) {
-    fake_cuda::device_free(from[i]);
-    fake_cuda::device_free(to[i]);
-  }
 }
