@@ -29,7 +29,6 @@
 // still receives from one on the device.
 #pragma once
 
-#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -38,8 +37,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
+#include "base/lru_cache.hpp"
 #include "transport/transport.hpp"
 
 namespace tutti::cuda {
@@ -110,38 +109,28 @@ class IpcExports {
  public:
   using Handle = std::array<char, 64>;
   using Export = std::function<bool(uintptr_t start, Handle& out)>;
-  IpcExports(Export exporter, size_t capacity) : export_(std::move(exporter)), capacity_(capacity) {}
+  IpcExports(Export exporter, size_t capacity) : export_(std::move(exporter)), cache_(capacity) {}
 
   // The handle of the allocation (start, id); false where it cannot be exported.
   bool handle_of(uintptr_t start, uint64_t id, Handle& out) {
-    for (Entry& e : entries_)
-      if (e.start == start && e.id == id) {
-        e.last_use = ++clock_;
-        out = e.handle;
-        return true;
-      }
-    if (!export_(start, out)) return false;
-    if (entries_.size() >= capacity_) {
-      auto oldest = std::min_element(entries_.begin(), entries_.end(),
-                                     [](const Entry& a, const Entry& b) { return a.last_use < b.last_use; });
-      entries_.erase(oldest);
+    if (const Handle* kept = cache_.find({start, id})) {
+      out = *kept;
+      return true;
     }
-    entries_.push_back({start, id, out, ++clock_});
+    if (!export_(start, out)) return false;
+    cache_.insert({start, id}, out);
     return true;
   }
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return cache_.size(); }
 
  private:
-  struct Entry {
+  struct Allocation {
     uintptr_t start;
     uint64_t id;
-    Handle handle;
-    uint64_t last_use;
+    bool operator==(const Allocation&) const = default;
   };
   Export export_;
-  size_t capacity_;
-  std::vector<Entry> entries_;
-  uint64_t clock_ = 0;
+  LruCache<Allocation, Handle> cache_;
 };
 
 // The receiver's opened handles, per sender: opening costs a driver call
@@ -158,52 +147,32 @@ class IpcMappings {
   using Open = std::function<void*(int peer, const Handle&, std::string& why)>;
   using Close = std::function<void(void*)>;
   IpcMappings(Open open, Close close, size_t capacity)
-      : open_(std::move(open)), close_(std::move(close)), capacity_(capacity) {}
-  ~IpcMappings() { clear(); }
-  IpcMappings(const IpcMappings&) = delete;
-  IpcMappings& operator=(const IpcMappings&) = delete;
+      : open_(std::move(open)), cache_(capacity, [close = std::move(close)](void*& base) { close(base); }) {}
 
   // The start of the allocation `handle` of `peer` names, mapped here;
   // null (and `why`) where it cannot be opened.
   void* map(int peer, const Handle& handle, std::string& why) {
-    for (size_t i = 0; i < entries_.size(); ++i)
-      if (entries_[i].peer == peer && entries_[i].handle == handle) {
-        entries_[i].last_use = ++clock_;
-        return entries_[i].base;
-      }
+    if (void** kept = cache_.find({peer, handle})) return *kept;
     void* base = open_(peer, handle, why);
     if (!base) return nullptr;
-    if (entries_.size() >= capacity_) evict_oldest();
-    entries_.push_back({peer, handle, base, ++clock_});
+    cache_.insert({peer, handle}, base);
     ++opened_;
     return base;
   }
-  void clear() {
-    for (const Entry& e : entries_) close_(e.base);
-    entries_.clear();
-  }
-  size_t open_count() const { return entries_.size(); }
+  // Closes every mapping (also done by the destructor).
+  void clear() { cache_.clear(); }
+  size_t open_count() const { return cache_.size(); }
   uint64_t opened_total() const { return opened_; }
 
  private:
-  struct Entry {
+  struct PeerHandle {
     int peer;
     Handle handle;
-    void* base;
-    uint64_t last_use;
+    bool operator==(const PeerHandle&) const = default;
   };
-  void evict_oldest() {
-    size_t oldest = 0;
-    for (size_t i = 1; i < entries_.size(); ++i)
-      if (entries_[i].last_use < entries_[oldest].last_use) oldest = i;
-    close_(entries_[oldest].base);
-    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(oldest));
-  }
   Open open_;
-  Close close_;
-  size_t capacity_;
-  std::vector<Entry> entries_;
-  uint64_t clock_ = 0, opened_ = 0;
+  LruCache<PeerHandle, void*> cache_;
+  uint64_t opened_ = 0;
 };
 
 }  // namespace tutti::cuda
