@@ -50,7 +50,7 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=abort_on_error=0:detect_leaks=1
 # [algorithms] (every schedule on 1..64 simulated ranks) takes over 8 minutes
 # under ASan on 2 cores: set SANITIZE_ALGORITHMS=1 to include it.
-areas="reduce patterns schedule tuning config threads"
+areas="reduce patterns schedule tuning config threads lru"
 [ "${SANITIZE_ALGORITHMS:-0}" = 1 ] && areas="$areas algorithms"
 for area in $areas; do
   step "unit-$area" $build/tests/unit/tutti-unit-tests "[$area]"
