@@ -6,7 +6,8 @@
 //                root's node (patterns.hpp BinaryTree), pipelined in segments
 //                (binomial_segment_bytes);
 //             2. inside each node the leader hands the vector to the others
-//                through the segment (append_node_bcast, as "leader_shm").
+//                through the segment (append_node_bcast). One after the
+//                other, unlike "leader_shm" (leader_trees.cpp says why).
 //   Scratch:  none.
 //   Cost, N nodes of L ranks, n bytes in S segments:
 //             about 2 (S + floor(log2 N)) (alpha_out + n/S beta_out): each

@@ -25,8 +25,10 @@ struct NodeLeader {
 };
 NodeLeader append_bcast_between_leaders(ScheduleBuilder& b, LeaderTree tree);
 
-// bcast: the leaders broadcast between nodes (pipelined in segments), then
-// each leader hands the vector to its node through the segment.
+// bcast: the leaders broadcast between nodes, each leader hands the vector
+// to its node through the segment. With the binomial tree, beyond the flag
+// lines, both at once, one slot-sized segment a round (mixed rounds):
+// segment s goes through the node while segment s+1 crosses the network.
 void append_leader_shm_bcast(ScheduleBuilder& b, LeaderTree tree);
 
 // reduce: each node's vectors to its leader through the segment, then the

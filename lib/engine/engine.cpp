@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -169,13 +170,19 @@ void ScheduleRun::run_locals(const Round& round) {
 
 void ScheduleRun::post_round() {
   const Round& round = schedule_->rounds[round_];
-  run_locals(round);
-  outstanding_ = round.end - round.comm_begin;
+  // A mixed round posts its messages first, so that they travel while its
+  // local steps run (no step of a round touches what another one writes);
+  // its flags, which say the local steps are done, come after them.
+  if (!round.flags) run_locals(round);
+  outstanding_ = 0;
+  for (uint32_t i = round.comm_begin; i < round.end; ++i)
+    if (!schedule_->steps[i].is_flag()) ++outstanding_;
   round_posted_ = true;
   // Receives first, so that most messages find a posted receive.
   for (int pass = 0; pass < 2; ++pass) {
     for (uint32_t i = round.comm_begin; i < round.end; ++i) {
       const Step& s = schedule_->steps[i];
+      if (s.is_flag()) continue;  // a mixed round's flags: polled by round_flags_done
       const bool is_send = s.kind == StepKind::Send;
       if (is_send != (pass == 1)) continue;
       const uint32_t slot = i - round.comm_begin;
@@ -199,6 +206,7 @@ void ScheduleRun::post_round() {
       }
     }
   }
+  if (round.flags) run_locals(round);
 }
 
 bool ScheduleRun::on_complete(const Step& s, Completion& c) {
@@ -236,20 +244,24 @@ bool ScheduleRun::advance() {
       start_round(sched.rounds[round_]);
     }
     const Round& round = sched.rounds[round_];
-    if (!(round.flags ? round_flags_done(round) : round_messages_done(round))) return false;
+    // Both polled every time: in a mixed round the flags go on while the
+    // messages travel. Flags hold nothing to let go of once cancelled.
+    const bool messages_done = !round.messages || round_messages_done(round);
+    const bool flags_done = !round.flags || cancelling_ || round_flags_done(round);
+    if (!messages_done || !flags_done) return false;
     ++round_;
     round_posted_ = false;
   }
 }
 
 void ScheduleRun::start_round(const Round& round) {
-  if (round.flags || round.comm_begin == round.end) {
+  next_flag_ = round.comm_begin;
+  if (round.messages) {
+    post_round();
+  } else {
     run_locals(round);
-    next_flag_ = round.comm_begin;
     outstanding_ = 0;
     round_posted_ = true;
-  } else {
-    post_round();
   }
 }
 
@@ -257,7 +269,7 @@ bool ScheduleRun::round_messages_done(const Round& round) {
   for (uint32_t i = round.comm_begin; i < round.end && outstanding_ > 0; ++i) {
     const uint32_t slot = i - round.comm_begin;
     Completion& c = completions_[slot];
-    if (handled_[slot] || !c.done) continue;
+    if (schedule_->steps[i].is_flag() || handled_[slot] || !c.done) continue;
     handled_[slot] = 1;
     --outstanding_;
     if (!on_complete(schedule_->steps[i], c) && !cancelling_) cancel(status_, error_);
@@ -274,6 +286,7 @@ bool ScheduleRun::round_flags_done(const Round& round) {
   SharedPort* port = bufs_.shared;
   for (; next_flag_ < round.end; ++next_flag_) {
     const Step& s = schedule_->steps[next_flag_];
+    if (!s.is_flag()) continue;  // a mixed round's message
     const int peer = port->index_of(s.peer);
     if (s.kind == StepKind::ShmSignal) {
       if (!port->can_signal(peer)) return false;
@@ -290,7 +303,7 @@ void ScheduleRun::cancel(Status why, std::string message) {
   set_error(why, std::move(message));
   if (finished_ || cancelling_) return;
   cancelling_ = true;
-  const bool in_flags = round_posted_ && schedule_->rounds[round_].flags;
+  const bool in_flags = round_posted_ && !schedule_->rounds[round_].messages;
   if (!schedule_->uses_transport || in_flags) {
     finished_ = true;  // flags hold nothing to release
     return;
@@ -299,7 +312,8 @@ void ScheduleRun::cancel(Status why, std::string message) {
   const Round& round = schedule_->rounds[round_];
   for (uint32_t i = round.comm_begin; i < round.end; ++i) {
     const uint32_t slot = i - round.comm_begin;
-    if (!handled_[slot] && !completions_[slot].done) transport_.cancel(&completions_[slot]);
+    if (!schedule_->steps[i].is_flag() && !handled_[slot] && !completions_[slot].done)
+      transport_.cancel(&completions_[slot]);
   }
 }
 
@@ -307,14 +321,15 @@ std::vector<int> ScheduleRun::waiting_for() const {
   std::vector<int> peers;
   if (finished_ || !round_posted_) return peers;
   const Round& round = schedule_->rounds[round_];
-  if (round.flags) {
-    // A signal waits for the peer to free its line, a wait for its signal.
-    for (uint32_t i = next_flag_; i < round.end; ++i) peers.push_back(schedule_->steps[i].peer);
-    return peers;
-  }
+  // A signal waits for the peer to free its line, a wait for its signal.
+  for (uint32_t i = next_flag_; i < round.end; ++i)
+    if (schedule_->steps[i].is_flag()) peers.push_back(schedule_->steps[i].peer);
+  if (!round.messages) return peers;
   for (uint32_t i = round.comm_begin; i < round.end; ++i) {
     const uint32_t slot = i - round.comm_begin;
-    if (!handled_[slot] && !completions_[slot].done) peers.push_back(schedule_->steps[i].peer);
+    if (!schedule_->steps[i].is_flag() && !handled_[slot] && !completions_[slot].done &&
+        std::find(peers.begin(), peers.end(), schedule_->steps[i].peer) == peers.end())
+      peers.push_back(schedule_->steps[i].peer);
   }
   return peers;
 }

@@ -66,10 +66,11 @@ class ScheduleRun {
   // node/slot_writes.hpp).
   double run_timed(const Step& step);
   void run_locals(const Round& round);
-  // The two kinds of round: messages over the transport, or flags in the
-  // node's shared segment (or local steps only), polled in step order,
-  // where small calls must cost little. Each starts the round, or returns
-  // whether its communication has completed.
+  // A round's communication: messages over the transport, flags in the
+  // node's shared segment polled in step order (where small calls must cost
+  // little), or in a mixed round both at once. start_round runs the local
+  // steps and posts the messages; the others say whether the round's
+  // messages, or its flags, are done.
   void start_round(const Round& round);
   bool round_messages_done(const Round& round);
   bool round_flags_done(const Round& round);

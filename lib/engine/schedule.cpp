@@ -248,7 +248,7 @@ void ScheduleBuilder::peer_read(int peer, BufRef dst, BufRef peer_src, size_t by
 }
 
 void ScheduleBuilder::start_comm(bool flags) {
-  if (!comm_.empty() && comm_flags_ != flags) end_round();
+  if (!comm_.empty() && comm_flags_ != flags && !mixed_round_) end_round();
   comm_flags_ = flags;
 }
 
@@ -298,6 +298,7 @@ void ScheduleBuilder::finalize(BufRef dst, size_t bytes) {
 }
 
 void ScheduleBuilder::end_round() {
+  mixed_round_ = false;
   if (local_.empty() && comm_.empty()) return;
   Round round;
   round.begin = static_cast<uint32_t>(sched_.steps.size());
@@ -310,7 +311,8 @@ void ScheduleBuilder::end_round() {
                         [](const Step& s) { return s.kind != StepKind::ShmWait; });
   sched_.steps.insert(sched_.steps.end(), comm_.begin(), comm_.end());
   round.end = static_cast<uint32_t>(sched_.steps.size());
-  round.flags = !comm_.empty() && comm_flags_;
+  round.flags = std::any_of(comm_.begin(), comm_.end(), [](const Step& s) { return s.is_flag(); });
+  round.messages = std::any_of(comm_.begin(), comm_.end(), [](const Step& s) { return !s.is_flag(); });
   sched_.max_comm_per_round = std::max(sched_.max_comm_per_round, round.end - round.comm_begin);
   sched_.rounds.push_back(round);
   local_.clear();

@@ -32,8 +32,13 @@
 //     step order: a signal may first wait for its flag line to be free);
 //     the n-th signal from a to b matches b's n-th wait for a. The builder
 //     puts a round's signals before its waits. A round has either
-//     shared-memory flags or messages, never both (the builder closes the
-//     round when the kind changes); a schedule may have both kinds of
+//     shared-memory flags or messages (the builder closes the round when
+//     the kind changes), unless the builder was asked for a mixed round
+//     (begin_mixed_round): then the engine posts its messages, runs its
+//     local steps and polls its flags while the messages travel; the round
+//     ends when both are done.
+//     That is how a node-aware algorithm overlaps the phase between nodes
+//     with the one inside each node. A schedule may have both kinds of
 //     rounds: a node-aware algorithm synchronises the ranks of a node
 //     through their segment and sends messages between nodes. In jobs
 //     across nodes each node has its own segment, shared by the
@@ -94,6 +99,7 @@ struct Step {
   BufRef src;  // Send, ShmSignal: what is sent; Copy: source; Reduce, RecvReduce: first operand
   BufRef aux;  // Reduce: second operand; RecvReduce: landing area of the message
 
+  bool is_flag() const { return kind == StepKind::ShmSignal || kind == StepKind::ShmWait; }
   bool is_communication() const {
     return kind == StepKind::Send || kind == StepKind::Recv || kind == StepKind::RecvReduce ||
            kind == StepKind::ShmSignal || kind == StepKind::ShmWait;
@@ -103,7 +109,8 @@ struct Step {
 // steps[begin, comm_begin) are local steps, steps[comm_begin, end) communication.
 struct Round {
   uint32_t begin, comm_begin, end;
-  bool flags = false;  // its communication is shared-memory flags, not messages
+  bool flags = false;     // it has shared-memory flags (signals, waits)
+  bool messages = false;  // it has messages (sends, receives)
 };
 
 struct Schedule {
@@ -199,6 +206,12 @@ class ScheduleBuilder {
 
   // Closes the current round: later communication waits for this round's.
   void end_round();
+  // Ends the round being built and starts one that may hold both messages
+  // and shared-memory flags (see the top of this file), until its end_round.
+  void begin_mixed_round() {
+    end_round();
+    mixed_round_ = true;
+  }
 
   // Sub-groups, for algorithms composed of phases on parts of the
   // communicator (the ranks of one node, one rank per node): while the
@@ -257,6 +270,7 @@ class ScheduleBuilder {
   Schedule sched_;
   std::vector<Step> local_, comm_;  // the open round
   bool comm_flags_ = false;         // comm_ holds shared-memory flags
+  bool mixed_round_ = false;        // ... and may hold messages too
   size_t requests_ = 0;
 };
 

@@ -49,6 +49,7 @@ struct RankState {
   uint32_t outstanding = 0;
   double round_done = 0;
   double finished = -1;
+  bool messages_posted = false;  // a mixed round's, before its local steps
   std::unordered_map<int, uint32_t> signals, waits;  // shared-memory flags, numbered per peer
 };
 
@@ -104,7 +105,9 @@ class VirtualRun {
  private:
   using Event = std::pair<double, int>;  // (time, rank): the rank posts its round's messages
 
-  // The round's local steps run first; its messages are posted after them.
+  // The round's local steps run first; its messages are posted after them
+  // (a mixed round's messages before them, as the engine does, its flags
+  // after them).
   void schedule_round(int rank, double start) {
     RankState& s = (*ranks_)[static_cast<size_t>(rank)];
     if (s.round == s.schedule.rounds.size()) {
@@ -118,7 +121,15 @@ class VirtualRun {
       local += static_cast<double>(step.bytes) / local_rate(rank, step);
       if (step.kind == StepKind::PeerRead) local += m_.peer_read_us;
     }
-    events_.push({on_cpu(rank, start, local), rank});
+    const double locals_done = on_cpu(rank, start, local);
+    if (round.flags && round.messages) {
+      // One count more than its steps until the local steps are done.
+      s.outstanding = round.end - round.comm_begin + 1;
+      s.round_done = start;
+      s.messages_posted = true;
+      post_steps(rank, round, start, Post::Messages);
+    }
+    events_.push({locals_done, rank});
   }
 
   // Bytes per us of `rank`'s local step.
@@ -138,14 +149,28 @@ class VirtualRun {
   void post_round(int rank, double now) {
     RankState& s = (*ranks_)[static_cast<size_t>(rank)];
     const Round& round = s.schedule.rounds[s.round];
+    if (s.messages_posted) {
+      s.messages_posted = false;
+      post_steps(rank, round, now, Post::Flags);
+      complete(rank, now);  // the local steps
+      return;
+    }
     s.outstanding = round.end - round.comm_begin;
     s.round_done = now;
     if (s.outstanding == 0) {
       end_round(rank);
       return;
     }
+    post_steps(rank, round, now, Post::All);
+  }
+
+  enum class Post { All, Messages, Flags };
+  void post_steps(int rank, const Round& round, double now, Post which) {
+    RankState& s = (*ranks_)[static_cast<size_t>(rank)];
     for (uint32_t i = round.comm_begin; i < round.end; ++i) {
       const Step& step = s.schedule.steps[i];
+      if ((which == Post::Messages && step.is_flag()) || (which == Post::Flags && !step.is_flag()))
+        continue;
       switch (step.kind) {
         case StepKind::Send:
           post_send(rank, key(rank, step.peer, step.msg_index), step.bytes, now);

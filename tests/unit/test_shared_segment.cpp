@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "algos/registry.hpp"
 #include "base/status.hpp"
 #include "engine/schedule.hpp"
 #include "node/shared_segment.hpp"
@@ -281,6 +282,53 @@ TEST_CASE("a schedule may mix rounds of flags and of messages, each round of one
   // A node's segment carries data for the ranks of that node: 2 here.
   ScheduleBuilder carry(args, 0, topo);
   CHECK_NOTHROW(carry.shm_signal(1, input(), SharedSegment::carry_bytes(2)));
+}
+
+TEST_CASE("a mixed round holds messages and flags; leader_shm's bcast overlaps its phases",
+          "[schedule]") {
+  // Two nodes of two ranks: {0, 1} and {2, 3}.
+  Topology topo;
+  topo.nranks = 4;
+  topo.nnodes = 2;
+  topo.max_ranks_per_node = 2;
+  topo.node_of_rank = {0, 0, 1, 1};
+  topo.shared_bytes = 1 << 16;
+  topo.index_nodes();
+  CollArgs args;
+  args.coll = Collective::Bcast;
+  args.count = 1024;
+  args.dtype = Datatype::Float32;
+  ScheduleBuilder b(args, 0, topo);
+  b.begin_mixed_round();
+  b.send(2, output(), 64);
+  b.shm_signal(1);
+  b.recv(2, output(64), 64);
+  b.shm_wait(1);
+  b.end_round();
+  b.send(2, output(), 64);  // a round of one kind again
+  b.shm_signal(1);
+  const Schedule s = b.finish();
+  REQUIRE(s.rounds.size() == 3);
+  CHECK(s.rounds[0].flags);
+  CHECK(s.rounds[0].messages);
+  CHECK(s.rounds[0].end - s.rounds[0].comm_begin == 4);
+  CHECK(s.steps[s.rounds[0].end - 1].kind == StepKind::ShmWait);  // waits last
+  CHECK(s.rounds[1].messages);
+  CHECK_FALSE(s.rounds[1].flags);
+  CHECK(s.rounds[2].flags);
+  CHECK_FALSE(s.rounds[2].messages);
+
+  // 4 KiB in 1 KiB segments: every leader's round after the first
+  // receive sends or receives a segment while its node takes the one before.
+  args.params.chunk_bytes = 1024;
+  for (int rank : {0, 2}) {
+    ScheduleBuilder leader(args, rank, topo);
+    algos::find_algorithm(Collective::Bcast, "leader_shm")->build(leader);
+    const Schedule ls = leader.finish();
+    const auto mixed = std::count_if(ls.rounds.begin(), ls.rounds.end(),
+                                     [](const Round& r) { return r.flags && r.messages; });
+    CHECK(mixed == (rank == 0 ? 4 : 3));  // the last segment has nothing to overlap on node 1
+  }
 }
 
 TEST_CASE("a port maps communicator ranks to its node's segment", "[schedule]") {
