@@ -291,10 +291,16 @@ const TuningTable& builtin_tuning() {
     // and 0.63-0.92 (back to back) against 0.76-1.05 and 1.02-1.46; 64 and
     // 32 KiB chunks 0.68-0.82 / 0.60-0.90 and 0.84-1.46 / 0.84-1.24. On 4 x 2
     // (2 jobs, 8 ranks on 2 cores) 4 MiB 0.95 / 0.86 against 1.03 / 1.23.
-    // Raw: docs/perf/cluster-allreduce-chunks-2026-11-26.txt.
+    // Raw: docs/perf/cluster-allreduce-chunks-2026-11-26.txt. On 3 nodes
+    // and more the default 256 KiB: 4 x 2, 2026-11-28, 3 rounds of jobs
+    // alternating 128 / 256 / 512 KiB, median tutti / Open MPI time at
+    // 256 KiB-16 MiB: barrier 0.88-1.31 / 0.68-0.95 / 0.67-1.02, back to back
+    // 0.90-1.26 / 0.66-0.82 / 0.69-1.06 (docs/perf/cluster-4x2-allreduce-
+    // chunks-2026-11-28.txt).
     add(Collective::Allreduce, 0, 64 * K, "leader_shm").nodes = {2, kAny};
-    add(Collective::Allreduce, 64 * K, kAny, "hierarchical_shm").nodes = {2, kAny};
+    add(Collective::Allreduce, 64 * K, kAny, "hierarchical_shm").nodes = {2, 3};
     rules.back().params.chunk_bytes = 128 * K;
+    add(Collective::Allreduce, 64 * K, kAny, "hierarchical_shm").nodes = {3, kAny};
     add(Collective::Allreduce, 0, 128 * K, "leader").nodes = {2, kAny};
     add(Collective::Allreduce, 128 * K, kAny, "leader").nodes = {2, 3};
     add(Collective::Allreduce, 128 * K, kAny, "hierarchical").nodes = {3, kAny};

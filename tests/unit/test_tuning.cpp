@@ -579,6 +579,10 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(two_nodes_shared, Collective::Allreduce, (64 << 10) - 4, 4) == "leader_shm");
   CHECK(picks(four_nodes_shared, Collective::Allreduce, 8, 8) == "leader_shm");
   CHECK(picks(four_nodes_shared, Collective::Allreduce, 64 << 10, 8) == "hierarchical_shm");
+  // ... in chunks of 128 KiB on two nodes, of the default 256 KiB on more.
+  dec = four_nodes_shared.select(call(Collective::Allreduce, 4 << 20, 8), "", "");
+  CHECK(dec.algorithm->name == "hierarchical_shm");
+  CHECK(dec.params.chunk_bytes == 0);
   CHECK(picks(four_nodes_shared, Collective::Bcast, 8, 8) == "leader_shm");
   CHECK(picks(two_nodes_shared, Collective::Reduce, 16 << 20, 4) == "leader_shm");
   CHECK(picks(two_nodes_shared, Collective::Barrier, 0, 4) == "leader_shm");
