@@ -18,7 +18,7 @@ extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kRedu
 extern const Algorithm kGatherTree, kGatherLinear, kGatherShm, kGatherLeaderShm;
 extern const Algorithm kScatterTree, kScatterLinear, kScatterShm, kScatterLeaderShm;
 extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm,
-    kAlltoallLeader, kAlltoallHierarchicalShm;
+    kAlltoallLeader, kAlltoallHierarchicalShm, kAlltoallPairwiseCma;
 extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear;
 extern const Algorithm kBarrierDissemination, kBarrierShm, kBarrierLeader, kBarrierLeaderShm;
 // Single-copy reads of the peers' buffers on one node (cross-memory attach).
@@ -45,7 +45,7 @@ const Algorithm* const kRegistry[] = {
     &kGatherTree, &kGatherLinear, &kGatherShm, &kGatherLeaderShm,
     &kScatterTree, &kScatterLinear, &kScatterShm, &kScatterLeaderShm,
     &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm, &kAlltoallLeader,
-    &kAlltoallHierarchicalShm,
+    &kAlltoallHierarchicalShm, &kAlltoallPairwiseCma,
     &kAlltoallvPairwise, &kAlltoallvLinear,
     &kBarrierDissemination, &kBarrierShm, &kBarrierLeader, &kBarrierLeaderShm,
     &kAllreduceCma, &kReduceCma, &kBcastCma, &kAllgatherCma, &kGatherCma, &kScatterCma,

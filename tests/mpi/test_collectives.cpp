@@ -73,8 +73,10 @@ bool refusal_expected(Collective coll, const std::string& algo) {
          // cma also needs ranks that may read each other's memory, which the
          // machines this runs on allow (root, or one user and ptrace scope 0/1).
          (algo == "cma" && (p == 1 || spans_nodes() || cma_turned_off())) ||
-         // leader_cma reads inside the nodes of several ranks, on any number of nodes.
-         (algo == "leader_cma" && cma_turned_off() && !all_ranks(ranks_on_my_node() == 1)) ||
+         // leader_cma and alltoall's pairwise_cma read inside the nodes of
+         // several ranks, on any number of nodes.
+         ((algo == "leader_cma" || algo == "pairwise_cma") && cma_turned_off() &&
+          !all_ranks(ranks_on_my_node() == 1)) ||
          (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes());
 }
 

@@ -249,8 +249,8 @@ TEST_CASE("one-chunk calls move their slots through the half, in turn", "[schedu
 
 namespace tutti::testing {
 
-TEST_CASE("a schedule may mix rounds of flags and of messages, each round of one kind", "[schedule]") {
-  // Two nodes of two ranks: {0, 1} and {2, 3}.
+// Two nodes of two ranks: {0, 1} and {2, 3}, each with a 64 KiB segment.
+static Topology two_nodes_of_two() {
   Topology topo;
   topo.nranks = 4;
   topo.nnodes = 2;
@@ -258,6 +258,11 @@ TEST_CASE("a schedule may mix rounds of flags and of messages, each round of one
   topo.node_of_rank = {0, 0, 1, 1};
   topo.shared_bytes = 1 << 16;
   topo.index_nodes();
+  return topo;
+}
+
+TEST_CASE("a schedule may mix rounds of flags and of messages, each round of one kind", "[schedule]") {
+  const Topology topo = two_nodes_of_two();
   CollArgs args;
   args.coll = Collective::Allreduce;
   args.count = 16;
@@ -286,14 +291,7 @@ TEST_CASE("a schedule may mix rounds of flags and of messages, each round of one
 
 TEST_CASE("a mixed round holds messages and flags; leader_shm's bcast overlaps its phases",
           "[schedule]") {
-  // Two nodes of two ranks: {0, 1} and {2, 3}.
-  Topology topo;
-  topo.nranks = 4;
-  topo.nnodes = 2;
-  topo.max_ranks_per_node = 2;
-  topo.node_of_rank = {0, 0, 1, 1};
-  topo.shared_bytes = 1 << 16;
-  topo.index_nodes();
+  const Topology topo = two_nodes_of_two();
   CollArgs args;
   args.coll = Collective::Bcast;
   args.count = 1024;
