@@ -6,6 +6,9 @@
 # time without) and keeps the raw CSV in docs/perf/.
 #   NP=2 RUNS=3 MAX_BYTES=67108864 METHODS="barrier b2b" [COLLECTIVES=bcast,scatter] \
 #     ./scripts/compare-interpose.sh
+# ITERS=N times N calls per cell (else by size: 200 up to 64 KiB); the
+# library's policy tries each side again after 1,024 calls of a size class,
+# then 4x later each time, which the default cells end before.
 # OVERHEAD=1 adds the layer's own cost: 8-byte calls on MPI_COMM_SELF,
 # TUTTI_MPI=0 against no library.
 # SHAPE=2x2 (as root) runs every job on emulated nodes instead
@@ -39,7 +42,7 @@ for run in $(seq "$RUNS"); do
       pre=()
       [ "$variant" = tutti-mpi ] && pre=(-x LD_PRELOAD="$lib")
       "${launch[@]}" "${args[@]}" "${pre[@]}" "$bench" --method "$method" --max-bytes "$MAX_BYTES" \
-          ${COLLECTIVES:+--collectives "$COLLECTIVES"} |
+          ${COLLECTIVES:+--collectives "$COLLECTIVES"} ${ITERS:+--iters "$ITERS"} |
         grep -v '^collective' | sed "s/^/$variant,$run,/" >>"$out"
     done
   done
