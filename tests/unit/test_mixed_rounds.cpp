@@ -46,7 +46,8 @@ CollArgs bcast_args() {
 // segment, signal). Rank 1: receive and wait in one mixed round, then copy
 // the segment's 16 bytes out.
 std::shared_ptr<const Schedule> schedule_of(int rank, const TwoRanks& job) {
-  ScheduleBuilder b(bcast_args(), rank, job.topo);
+  const CollArgs args = bcast_args();  // the builder keeps a reference
+  ScheduleBuilder b(args, rank, job.topo);
   b.begin_mixed_round();
   if (rank == 0) {
     b.copy(shared(0), output(16), 16);
