@@ -86,16 +86,24 @@ inline bool is_offer(const void* data, size_t received, size_t posted, Offer* ou
 }
 
 // Which messages may go through IPC: a collective's (user point-to-point
-// receives may name any source and any size) and below the index bit the
-// acknowledgement uses.
+// receives may name any source and any size) whose message index leaves
+// free the two top bits, which the acknowledgement and a refused offer's
+// data set. A schedule reaches them only with 2^18 messages or more
+// between one pair in one collective (those beyond stay staged), and
+// collides with them only from 2^19.
 inline constexpr Tag kIpcAckBit = Tag{1} << (kTagIndexBits - 1);
-inline bool ipc_tag_allowed(Tag tag) { return !is_user_tag(tag) && (tag & kIpcAckBit) == 0; }
+inline constexpr Tag kIpcDataBit = Tag{1} << (kTagIndexBits - 2);
+inline bool ipc_tag_allowed(Tag tag) {
+  return !is_user_tag(tag) && (tag & (kIpcAckBit | kIpcDataBit)) == 0;
+}
 // The acknowledgement of the offer with `tag`, sent back by the receiver.
-// It sets the top bit of the message index, which a schedule uses only
-// with 2^19 messages or more between one pair in one collective.
 inline Tag ipc_ack_tag(Tag tag) { return tag | kIpcAckBit; }
-// The data of a refused offer, sent by the sender (the other direction).
-inline Tag ipc_data_tag(Tag tag) { return tag | kIpcAckBit; }
+// The data of a refused offer, sent by the sender. Not the acknowledgement's
+// tag: when two ranks offer each other a message under one tag (a ring's
+// step on two ranks) and both refuse, one direction carries this rank's
+// acknowledgement of the peer's offer and this rank's refused data, and
+// a receive must not take one for the other.
+inline Tag ipc_data_tag(Tag tag) { return tag | kIpcAckBit | kIpcDataBit; }
 // An acknowledgement's payload: a Status, or this (send the data instead).
 inline constexpr int64_t kIpcAckSendData = -1;
 
@@ -141,10 +149,22 @@ class IpcExports {
 // the cap also bounds the memory that senders freed and this rank still
 // maps. The opener and closer are CUDA's in staging_transport.cpp, plain
 // functions in the tests.
+//
+// CUDA maps a sender's buffer here at the address it has in the sender. A
+// sender that freed a buffer this rank still maps and allocated a new one
+// over the same addresses (cudaMalloc reuses them) offers a handle that
+// cannot be opened while the old mapping holds them (cudaErrorAlreadyMapped,
+// "address in use"): then every mapping is closed and the open tried once
+// more, as UCX's cuda_ipc cache does. Closing all, not only the sender's,
+// because the mapping in the way need not be that sender's.
 class IpcMappings {
  public:
   using Handle = std::array<char, 64>;
-  using Open = std::function<void*(int peer, const Handle&, std::string& why)>;
+  struct Opened {
+    void* base = nullptr;
+    bool address_in_use = false;  // a mapping held here overlaps it
+  };
+  using Open = std::function<Opened(int peer, const Handle&, std::string& why)>;
   using Close = std::function<void(void*)>;
   IpcMappings(Open open, Close close, size_t capacity)
       : open_(std::move(open)), cache_(capacity, [close = std::move(close)](void*& base) { close(base); }) {}
@@ -153,16 +173,24 @@ class IpcMappings {
   // null (and `why`) where it cannot be opened.
   void* map(int peer, const Handle& handle, std::string& why) {
     if (void** kept = cache_.find({peer, handle})) return *kept;
-    void* base = open_(peer, handle, why);
-    if (!base) return nullptr;
-    cache_.insert({peer, handle}, base);
+    Opened opened = open_(peer, handle, why);
+    if (!opened.base && opened.address_in_use && cache_.size() > 0) {
+      clear();
+      ++reopened_;
+      why.clear();
+      opened = open_(peer, handle, why);
+    }
+    if (!opened.base) return nullptr;
+    cache_.insert({peer, handle}, opened.base);
     ++opened_;
-    return base;
+    return opened.base;
   }
   // Closes every mapping (also done by the destructor).
   void clear() { cache_.clear(); }
   size_t open_count() const { return cache_.size(); }
   uint64_t opened_total() const { return opened_; }
+  // Opens that found their addresses held by an old mapping (all closed).
+  uint64_t reopened_total() const { return reopened_; }
 
  private:
   struct PeerHandle {
@@ -172,7 +200,7 @@ class IpcMappings {
   };
   Open open_;
   LruCache<PeerHandle, void*> cache_;
-  uint64_t opened_ = 0;
+  uint64_t opened_ = 0, reopened_ = 0;
 };
 
 }  // namespace tutti::cuda

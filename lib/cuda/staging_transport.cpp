@@ -152,16 +152,16 @@ cudaError_t enqueue_copy(void* dst, const void* src, size_t bytes, CopyDirection
 // exported handles kept (IpcExports).
 constexpr size_t kOpenHandles = 64;
 
-void* open_ipc_handle(int peer, const IpcMappings::Handle& bytes, std::string& why) {
+IpcMappings::Opened open_ipc_handle(int peer, const IpcMappings::Handle& bytes, std::string& why) {
   cudaIpcMemHandle_t handle;
   static_assert(sizeof handle == sizeof bytes);
   std::memcpy(&handle, bytes.data(), sizeof handle);
   void* base = nullptr;
   const cudaError_t e = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
-  if (e == cudaSuccess) return base;
+  if (e == cudaSuccess) return {base, false};
   cudaGetLastError();
   why = describe(e, str("opening rank ", peer, "'s CUDA IPC handle"));
-  return nullptr;
+  return {nullptr, e == cudaErrorAlreadyMapped};
 }
 
 // Closed only once no copy from it can still run: the copies from offers

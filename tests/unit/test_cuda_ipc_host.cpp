@@ -73,6 +73,17 @@ TEST_CASE("cuda ipc: which tags may go through IPC, and the acknowledgement's", 
   // the data" is no status a copy can end with.
   CHECK(ipc_data_tag(tag) != tag);
   CHECK_FALSE(ipc_tag_allowed(ipc_data_tag(tag)));
+  // ... and not the acknowledgement's: one direction may carry both for one
+  // message (two ranks refusing each other's offers under one tag).
+  for (uint32_t index : {0u, 17u, (1u << 18) - 1}) {
+    const Tag t = collective_tag(12345, index);
+    REQUIRE(ipc_tag_allowed(t));
+    CHECK(ipc_data_tag(t) != ipc_ack_tag(t));
+    for (uint32_t other : {0u, 17u, (1u << 18) - 1})
+      CHECK(ipc_data_tag(t) != ipc_ack_tag(collective_tag(12345, other)));
+  }
+  // Indexes from 2^18 stay staged: their tags could be an ack's or data's.
+  CHECK_FALSE(ipc_tag_allowed(collective_tag(12345, 1u << 18)));
   CHECK(kIpcAckSendData < 0);
   CHECK(TUTTI_SUCCESS == 0);
 }
@@ -81,13 +92,14 @@ TEST_CASE("cuda ipc: opened handles are cached, bounded and closed", "[cuda-host
   std::vector<std::string> log;
   std::vector<char> memory(16);
   int next = 0;
-  auto open = [&](int peer, const IpcMappings::Handle& h, std::string& why) -> void* {
+  auto open = [&](int peer, const IpcMappings::Handle& h,
+                  std::string& why) -> IpcMappings::Opened {
     if (h[0] == 'x') {
       why = "cannot open";
-      return nullptr;
+      return {};
     }
     log.push_back("open " + std::to_string(peer) + h[0]);
-    return &memory[static_cast<size_t>(next++)];
+    return {&memory[static_cast<size_t>(next++)], false};
   };
   auto close = [&](void* base) {
     log.push_back("close " + std::to_string(static_cast<char*>(base) - memory.data()));
@@ -118,6 +130,55 @@ TEST_CASE("cuda ipc: opened handles are cached, bounded and closed", "[cuda-host
   // Destroyed: everything still open is closed.
   REQUIRE(log.size() == 6);
   CHECK(((log[4] == "close 0" && log[5] == "close 2") || (log[4] == "close 2" && log[5] == "close 0")));
+}
+
+// A sender freed a buffer this rank maps and allocated another over the
+// same addresses: opening its handle finds them in use until the old
+// mapping is closed.
+TEST_CASE("cuda ipc: an open that finds its addresses in use closes the mappings and retries",
+          "[cuda-host]") {
+  std::vector<std::string> log;
+  std::vector<char> memory(16);
+  bool old_mapped = false;
+  int opens = 0;
+  auto open = [&](int, const IpcMappings::Handle& h, std::string& why) -> IpcMappings::Opened {
+    ++opens;
+    if (h[0] == 'n' && old_mapped) {
+      why = "already mapped";
+      return {nullptr, true};
+    }
+    if (h[0] == 'o') old_mapped = true;
+    if (h[0] == 'y') {  // in use by something no mapping here holds
+      why = "already mapped";
+      return {nullptr, true};
+    }
+    return {&memory[static_cast<size_t>(h[0] % 16)], false};
+  };
+  auto close = [&](void* base) {
+    if (base == &memory['o' % 16]) old_mapped = false;
+    log.push_back("close");
+  };
+  auto handle = [](char c) {
+    IpcMappings::Handle h{};
+    h[0] = c;
+    return h;
+  };
+  std::string why;
+  IpcMappings maps(open, close, 8);
+  REQUIRE(maps.map(0, handle('o'), why) != nullptr);
+  REQUIRE(maps.map(1, handle('p'), why) != nullptr);
+  void* fresh = maps.map(0, handle('n'), why);
+  CHECK(fresh == &memory['n' % 16]);
+  CHECK(why.empty());
+  CHECK(log.size() == 2);  // both closed: the one in the way need not be the sender's
+  CHECK(maps.open_count() == 1);
+  CHECK(maps.reopened_total() == 1);
+  // Still in use after closing everything: null, why, tried twice only.
+  opens = 0;
+  CHECK(maps.map(0, handle('y'), why) == nullptr);
+  CHECK(why == "already mapped");
+  CHECK(opens == 2);
+  CHECK(maps.open_count() == 0);
 }
 
 TEST_CASE("cuda ipc: exported handles are kept per allocation", "[cuda-host]") {

@@ -256,6 +256,73 @@ TEST_CASE("cuda ipc protocol: a refused offer's data comes staged, and no offer 
   CHECK(p.net.in_flight() == 0);
 }
 
+// The GPU check's failure of 2026-11-28: a sender frees a buffer the
+// receiver still maps and allocates a new one at the same address (the
+// benchmark's fresh buffers). The receiver closes the old mapping and opens
+// the new one: copied through IPC, not refused.
+TEST_CASE("cuda ipc protocol: a new allocation at a mapped address is opened anew",
+          "[cuda-host]") {
+  const DeviceBuffer a(kLarge), b(kLarge);
+  Pair p;
+  const std::vector<char> first = pattern(kLarge, 31), second = pattern(kLarge, 32);
+  fill_on_stream(a, first);
+  Completion sent, received;
+  REQUIRE(p.message(collective_tag(31, 0), a, MemoryType::Cuda, b, MemoryType::Cuda, kLarge, sent,
+                    received));
+  CHECK(std::memcmp(b, first.data(), kLarge) == 0);
+  fake_cuda::device_reallocate_in_place(a);
+  fill_on_stream(a, second);
+  Completion sent2, received2;
+  REQUIRE(p.message(collective_tag(32, 0), a, MemoryType::Cuda, b, MemoryType::Cuda, kLarge, sent2,
+                    received2));
+  INFO(received2.error);
+  CHECK(received2.status == TUTTI_SUCCESS);
+  CHECK(sent2.status == TUTTI_SUCCESS);
+  CHECK(std::memcmp(b, second.data(), kLarge) == 0);
+  CHECK(p.rank[1]->ipc_counts().copied == 2);
+  CHECK(p.rank[1]->ipc_counts().refused == 0);
+  CHECK(p.net.in_flight() == 0);
+}
+
+// Both ranks offer each other a message under the same tag (a ring's step
+// on two ranks) and both refuse: each direction then carries an
+// acknowledgement (for the peer's offer) and refused data (for its own)
+// for the same message, which must not match each other's receives.
+TEST_CASE("cuda ipc protocol: offers refused both ways under one tag keep data and acks apart",
+          "[cuda-host]") {
+  const DeviceBuffer send0(kLarge), recv0(kLarge), send1(kLarge), recv1(kLarge);
+  Pair p;
+  fake_cuda::refuse_ipc_open = true;
+  const std::vector<char> data0 = pattern(kLarge, 21), data1 = pattern(kLarge, 22);
+  fill_on_stream(send0, data0);
+  fake_cuda::process = 1;
+  REQUIRE(cudaMemcpyAsync(send1.data, data1.data(), kLarge, cudaMemcpyHostToDevice,
+                          cuda::stream()) == cudaSuccess);
+  const Tag tag = collective_tag(21, 3);
+  Completion sent0, received0, sent1, received1;
+  for (int r = 0; r < 2; ++r) {
+    fake_cuda::process = r;
+    REQUIRE(p.rank[r]->recv(1 - r, tag, r == 0 ? recv0 : recv1, kLarge, MemoryType::Cuda,
+                            r == 0 ? &received0 : &received1) == TUTTI_SUCCESS);
+    REQUIRE(p.rank[r]->send(1 - r, tag, r == 0 ? send0 : send1, kLarge, MemoryType::Cuda,
+                            r == 0 ? &sent0 : &sent1) == TUTTI_SUCCESS);
+  }
+  const bool done = p.run({&sent0, &received0, &sent1, &received1});
+  fake_cuda::refuse_ipc_open = false;
+  REQUIRE(done);
+  for (const Completion* c : {&sent0, &received0, &sent1, &received1}) {
+    INFO(c->error);
+    CHECK(c->status == TUTTI_SUCCESS);
+  }
+  CHECK(received0.bytes == kLarge);
+  CHECK(received1.bytes == kLarge);
+  CHECK(std::memcmp(recv1, data0.data(), kLarge) == 0);
+  CHECK(std::memcmp(recv0, data1.data(), kLarge) == 0);
+  CHECK(p.rank[0]->ipc_counts().offered == 0);
+  CHECK(p.rank[1]->ipc_counts().offered == 0);
+  CHECK(p.net.in_flight() == 0);
+}
+
 TEST_CASE("cuda ipc protocol: an offer for a receive of another size fails both sides",
           "[cuda-host]") {
   const DeviceBuffer a(kLarge);

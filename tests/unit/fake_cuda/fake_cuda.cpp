@@ -4,10 +4,12 @@
 // allocation's address (the tests' ranks share one process).
 #include "fake_cuda.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
+#include <vector>
 
 #include "cuda/runtime.hpp"
 
@@ -46,6 +48,12 @@ struct Registered {
 };
 std::map<uintptr_t, Registered> allocations;  // by start
 uint64_t next_id = 1;
+struct Mapping {
+  uintptr_t start;
+  size_t bytes;
+  uint64_t id;
+};
+std::vector<Mapping> mapped[kProcesses];  // per process: the handles it has open
 constexpr uint64_t kHandleMagic = 0x4641'4b45'4950'4321ull;
 }  // namespace
 
@@ -66,6 +74,12 @@ void* device_alloc(size_t bytes) {
 void device_free(void* p) {
   allocations.erase(reinterpret_cast<uintptr_t>(p));
   std::free(p);
+}
+
+void device_reallocate_in_place(void* p) {
+  Registered& r = allocations.at(reinterpret_cast<uintptr_t>(p));
+  std::memset(p, 0, r.bytes);
+  r.id = next_id++;
 }
 
 void drain() {
@@ -128,6 +142,8 @@ cudaError_t cudaIpcGetMemHandle(cudaIpcMemHandle_t* handle, void* base) {
   std::memcpy(handle->reserved + 8, &base, sizeof base);
   std::memcpy(handle->reserved + 16, &fake_cuda::allocations[reinterpret_cast<uintptr_t>(base)].id,
               sizeof(uint64_t));  // a new allocation at an old address: another handle
+  std::memcpy(handle->reserved + 24, &fake_cuda::allocations[reinterpret_cast<uintptr_t>(base)].bytes,
+              sizeof(size_t));
   ++fake_cuda::counters().handles_exported;
   return cudaSuccess;
 }
@@ -137,7 +153,15 @@ cudaError_t cudaIpcOpenMemHandle(void** base, cudaIpcMemHandle_t handle, unsigne
   std::memcpy(&magic, handle.reserved, 8);
   if (fake_cuda::refuse_ipc_open || magic != fake_cuda::kHandleMagic)
     return cudaErrorInvalidResourceHandle;
-  std::memcpy(base, handle.reserved + 8, sizeof *base);
+  fake_cuda::Mapping m;
+  std::memcpy(&m.start, handle.reserved + 8, sizeof m.start);
+  std::memcpy(&m.id, handle.reserved + 16, sizeof m.id);
+  std::memcpy(&m.bytes, handle.reserved + 24, sizeof m.bytes);
+  for (const fake_cuda::Mapping& held : fake_cuda::mapped[fake_cuda::process])
+    if (held.id != m.id && held.start < m.start + m.bytes && m.start < held.start + held.bytes)
+      return cudaErrorAlreadyMapped;
+  fake_cuda::mapped[fake_cuda::process].push_back(m);
+  *base = reinterpret_cast<void*>(m.start);
   ++fake_cuda::counters().handles_opened;
   return cudaSuccess;
 }
@@ -145,6 +169,20 @@ cudaError_t cudaIpcOpenMemHandle(void** base, cudaIpcMemHandle_t handle, unsigne
 cudaError_t cudaIpcCloseMemHandle(void* base) {
   ++fake_cuda::counters().handles_closed;
   const auto start = reinterpret_cast<uintptr_t>(base);
+  auto& held = fake_cuda::mapped[fake_cuda::process];  // (a destructor may run as another)
+  const auto open = std::find_if(held.begin(), held.end(),
+                                 [&](const fake_cuda::Mapping& m) { return m.start == start; });
+  if (open != held.end()) {
+    held.erase(open);
+  } else {
+    for (auto& other : fake_cuda::mapped)
+      if (const auto it = std::find_if(other.begin(), other.end(),
+                                       [&](const fake_cuda::Mapping& m) { return m.start == start; });
+          it != other.end()) {
+        other.erase(it);
+        break;
+      }
+  }
   const auto it = fake_cuda::allocations.find(start);
   const size_t bytes = it == fake_cuda::allocations.end() ? 1 : it->second.bytes;
   for (const auto& per_process : fake_cuda::streams)

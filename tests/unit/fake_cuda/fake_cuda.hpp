@@ -12,6 +12,9 @@ namespace fake_cuda {
 // exports. Zeroed.
 void* device_alloc(size_t bytes);
 void device_free(void* p);
+// cudaFree(p) then a cudaMalloc that returns the same address: a new
+// allocation there (zeroed, a new id), as cudaMalloc reuses addresses.
+void device_reallocate_in_place(void* p);
 
 struct Counters {
   uint64_t handles_exported = 0, handles_opened = 0, handles_closed = 0;
@@ -24,6 +27,9 @@ Counters& counters();
 // Opening any handle fails (cudaErrorInvalidResourceHandle), as between
 // GPUs that cannot reach each other.
 extern bool refuse_ipc_open;
+// As CUDA, a handle opens at the allocation's address in its owner: opening
+// one whose addresses a process still maps for another allocation fails
+// with cudaErrorAlreadyMapped until that mapping is closed.
 
 // Which rank's process the calls are made for: each has its own streams,
 // so one rank's waits do not run another's copies (as in separate processes).

@@ -21,6 +21,7 @@ enum cudaError_t {
   cudaSuccess = 0,
   cudaErrorInvalidValue = 1,
   cudaErrorMemoryAllocation = 2,
+  cudaErrorAlreadyMapped = 208,
   cudaErrorInvalidResourceHandle = 400,
   cudaErrorNotReady = 600,
 };
