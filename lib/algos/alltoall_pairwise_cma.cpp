@@ -58,8 +58,7 @@ void build(ScheduleBuilder& b) {
   bool read = node_peers.empty();
   auto read_node_peers = [&] {
     for (int q : node_peers) b.peer_read(q, output(block(q)), input(block(r)), m);
-    for (int q : node_peers) b.shm_signal(q);
-    for (int q : node_peers) b.shm_wait(q);
+    append_signal_then_wait(b, node_peers);
     read = true;
   };
   for (int k = 1; k < p; ++k) {

@@ -87,10 +87,7 @@ void append_leader_shm_bcast(ScheduleBuilder& b, LeaderTree tree) {
     // leader's slot out (in the next round's local steps).
     for (size_t s = 0; s < segments; ++s) {
       const BufRef from = node_slot(b, b.begin_shm_chunk(), leader_local, slot);
-      for (int q : node)
-        if (q != me) b.shm_signal(q);
-      for (int q : node)
-        if (q != me) b.shm_wait(q);
+      append_signal_then_wait(b, node);
       b.end_round();
       b.copy(seg(s), from, seg_bytes(s));
     }
@@ -114,10 +111,7 @@ void append_leader_shm_bcast(ScheduleBuilder& b, LeaderTree tree) {
     if (node_ranks > 1) b.copy(node_slot(b, b.begin_shm_chunk(), leader_local, slot), seg(s), seg_bytes(s));
     for (int child : l.children) b.send(leaders[static_cast<size_t>(child)], seg(s), seg_bytes(s));
     if (parent >= 0 && s + 1 < segments) b.recv(parent, seg(s + 1), seg_bytes(s + 1));
-    for (int q : node)
-      if (q != me) b.shm_signal(q);
-    for (int q : node)
-      if (q != me) b.shm_wait(q);
+    append_signal_then_wait(b, node);
     b.end_round();
   }
 }

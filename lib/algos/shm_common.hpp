@@ -101,6 +101,16 @@ void append_shm_exchange(ScheduleBuilder& b, Send send, Recv recv) {
   b.end_round();
 }
 
+// In the round being built (the caller ends it): tells each of `peers`
+// (communicator ranks of this node; this rank, if listed, is skipped) that
+// this rank's earlier steps are done, and waits to hear the same from each.
+inline void append_signal_then_wait(ScheduleBuilder& b, const std::vector<int>& peers) {
+  for (int q : peers)
+    if (q != b.comm_rank()) b.shm_signal(q);
+  for (int q : peers)
+    if (q != b.comm_rank()) b.shm_wait(q);
+}
+
 inline void append_shm_sync_all(ScheduleBuilder& b) {
   const auto nothing = [](int) { return ShmCarry{}; };
   append_shm_exchange(b, nothing, nothing);
