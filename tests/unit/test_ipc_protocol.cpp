@@ -7,6 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <iterator>
+#include <random>
+#include <string>
 #include <memory>
 #include <vector>
 
@@ -411,4 +414,111 @@ TEST_CASE("cuda ipc protocol: a mapping is closed only after the copies from it"
   CHECK(after.handles_opened - before.handles_opened == kAllocations);
   CHECK(after.handles_closed - before.handles_closed == kAllocations);
   CHECK(after.closed_while_copying == before.closed_while_copying);
+}
+
+// Rounds of exchanges as a schedule makes them: both ranks send each other
+// messages under the same tags (a ring's step on two ranks), small ones
+// staged and large ones offered, device or host memory on either side,
+// posted in either order, some rounds refusing every open, and the
+// senders' allocations freed and allocated again at the same address
+// between rounds. Every message must arrive whole, every call complete.
+TEST_CASE("cuda ipc protocol: random exchanges both ways, refusals and reallocations",
+          "[cuda-host]") {
+  constexpr size_t kSlot = 256 * 1024 + 64;
+  constexpr int kMaxMessages = 12;
+  const size_t sizes[] = {8, 1000, 64 * 1024, 64 * 1024 + 8, 256 * 1024 + 13};
+  for (unsigned seed = 1; seed <= 32; ++seed) {
+    std::mt19937 rng(seed);
+    const DeviceBuffer dev_send0(kSlot * kMaxMessages), dev_send1(kSlot * kMaxMessages);
+    const DeviceBuffer dev_recv0(kSlot * kMaxMessages), dev_recv1(kSlot * kMaxMessages);
+    const char* dev_send[2] = {dev_send0, dev_send1};
+    char* dev_recv[2] = {dev_recv0, dev_recv1};
+    std::vector<char> host_send[2], host_recv[2];
+    for (int r = 0; r < 2; ++r) {
+      host_send[r].resize(kSlot * kMaxMessages);
+      host_recv[r].resize(kSlot * kMaxMessages);
+    }
+    Pair p;
+    for (uint32_t round = 0; round < 6; ++round) {
+      INFO("seed " << seed << " round " << round);
+      const int n = 1 + static_cast<int>(rng() % kMaxMessages);
+      struct Message {
+        size_t bytes;
+        bool send_on_device, recv_on_device;
+        std::vector<char> data;
+        Completion sent, received;
+      };
+      std::vector<Message> msgs[2];  // msgs[r]: what rank r sends
+      for (int r = 0; r < 2; ++r) {
+        msgs[r] = std::vector<Message>(static_cast<size_t>(n));
+        for (int i = 0; i < n; ++i) {
+          Message& m = msgs[r][static_cast<size_t>(i)];
+          m.bytes = sizes[rng() % std::size(sizes)];
+          m.send_on_device = rng() % 4 != 0;
+          m.recv_on_device = rng() % 4 != 0;
+          m.data = pattern(m.bytes, static_cast<int>(seed * 1000 + round * 100 + r * 50) + i);
+          const size_t at = static_cast<size_t>(i) * kSlot;
+          fake_cuda::process = r;
+          if (m.send_on_device)
+            REQUIRE(cudaMemcpyAsync(const_cast<char*>(dev_send[r]) + at, m.data.data(), m.bytes,
+                                    cudaMemcpyHostToDevice, cuda::stream()) == cudaSuccess);
+          else
+            std::memcpy(host_send[r].data() + at, m.data.data(), m.bytes);
+        }
+      }
+      fake_cuda::refuse_ipc_open = rng() % 4 == 0;
+      std::vector<Completion*> all;
+      for (int r = 0; r < 2; ++r) {
+        fake_cuda::process = r;
+        const bool sends_first = rng() % 2 == 0;
+        for (int pass = 0; pass < 2; ++pass)
+          for (int i = 0; i < n; ++i) {
+            const size_t at = static_cast<size_t>(i) * kSlot;
+            const Tag tag = collective_tag(100 + round, static_cast<uint32_t>(i));
+            if ((pass == 0) == sends_first) {
+              Message& m = msgs[r][static_cast<size_t>(i)];
+              const void* from = m.send_on_device ? static_cast<const void*>(dev_send[r] + at)
+                                                  : host_send[r].data() + at;
+              REQUIRE(p.rank[r]->send(1 - r, tag, from, m.bytes,
+                                      m.send_on_device ? MemoryType::Cuda : MemoryType::Host,
+                                      &m.sent) == TUTTI_SUCCESS);
+              all.push_back(&m.sent);
+            } else {
+              Message& m = msgs[1 - r][static_cast<size_t>(i)];  // the peer's message to r
+              void* into = m.recv_on_device ? static_cast<void*>(dev_recv[r] + at)
+                                            : host_recv[r].data() + at;
+              REQUIRE(p.rank[r]->recv(1 - r, tag, into, m.bytes,
+                                      m.recv_on_device ? MemoryType::Cuda : MemoryType::Host,
+                                      &m.received) == TUTTI_SUCCESS);
+              all.push_back(&m.received);
+            }
+          }
+      }
+      const bool done = p.run(all);
+      fake_cuda::refuse_ipc_open = false;
+      REQUIRE(done);
+      fake_cuda::drain();
+      int wrong = 0;
+      std::string first;
+      for (int r = 0; r < 2; ++r)
+        for (int i = 0; i < n; ++i) {
+          const Message& m = msgs[r][static_cast<size_t>(i)];
+          const size_t at = static_cast<size_t>(i) * kSlot;
+          const char* got = m.recv_on_device ? dev_recv[1 - r] + at : host_recv[1 - r].data() + at;
+          const bool ok = m.sent.status == TUTTI_SUCCESS && m.received.status == TUTTI_SUCCESS &&
+                          m.received.bytes == m.bytes &&
+                          std::memcmp(got, m.data.data(), m.bytes) == 0;
+          if (!ok && wrong++ == 0)
+            first = str("rank ", r, " message ", i, " of ", m.bytes, " bytes: ", m.sent.error,
+                        " / ", m.received.error);
+        }
+      INFO(first);
+      CHECK(wrong == 0);
+      p.run({});
+      CHECK(p.net.in_flight() == 0);
+      // Freed and allocated again at the same address, as cudaMalloc may.
+      for (int r = 0; r < 2; ++r)
+        if (rng() % 3 == 0) fake_cuda::device_reallocate_in_place(const_cast<char*>(dev_send[r]));
+    }
+  }
 }
