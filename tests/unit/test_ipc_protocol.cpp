@@ -29,9 +29,11 @@ constexpr size_t kLarge = 256 * 1024;  // offered (from 64 KiB)
 
 // Two ranks of one node; every device message between them may go through IPC.
 struct Pair {
-  SimNetwork net{2, SimNetwork::Mode::Eager};
+  SimNetwork net;
   std::unique_ptr<StagingTransport> rank[2];
-  explicit Pair(bool ipc = true, bool same_node = true) {
+  explicit Pair(bool ipc = true, bool same_node = true,
+                SimNetwork::Mode mode = SimNetwork::Mode::Eager)
+      : net(2, mode) {
     net.accept_shorter(true);  // as UCX and MPI deliver an offer into a larger receive
     for (int r = 0; r < 2; ++r) {
       IpcSetup setup{ipc, {1, static_cast<char>(same_node)}};
@@ -429,6 +431,8 @@ TEST_CASE("cuda ipc protocol: random exchanges both ways, refusals and reallocat
   const size_t sizes[] = {8, 1000, 64 * 1024, 64 * 1024 + 8, 256 * 1024 + 13};
   for (unsigned seed = 1; seed <= 32; ++seed) {
     std::mt19937 rng(seed);
+    // Odd seeds: a send completes only once it is received (rendezvous).
+    const auto mode = seed % 2 ? SimNetwork::Mode::Rendezvous : SimNetwork::Mode::Eager;
     const DeviceBuffer dev_send0(kSlot * kMaxMessages), dev_send1(kSlot * kMaxMessages);
     const DeviceBuffer dev_recv0(kSlot * kMaxMessages), dev_recv1(kSlot * kMaxMessages);
     const char* dev_send[2] = {dev_send0, dev_send1};
@@ -438,7 +442,7 @@ TEST_CASE("cuda ipc protocol: random exchanges both ways, refusals and reallocat
       host_send[r].resize(kSlot * kMaxMessages);
       host_recv[r].resize(kSlot * kMaxMessages);
     }
-    Pair p;
+    Pair p(true, true, mode);
     for (uint32_t round = 0; round < 6; ++round) {
       INFO("seed " << seed << " round " << round);
       const int n = 1 + static_cast<int>(rng() % kMaxMessages);
