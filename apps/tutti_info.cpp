@@ -99,7 +99,7 @@ void print_build() {
               !ipc  ? "TUTTI_CUDA_IPC is not 0 or 1: tutti_comm_create fails"
               : *ipc ? "on where every rank sets TUTTI_CUDA_IPC=1 (staged device messages of "
                        "64 KiB-1 GiB inside a node)"
-                     : "off (TUTTI_CUDA_IPC=1 turns it on; not yet run on a GPU)");
+                     : "off (TUTTI_CUDA_IPC=1 turns it on; its fixes of 2026-11-28 not yet run on a GPU)");
 #endif
 #if TUTTI_HAVE_UCX
   std::printf("  UCX memory types:   %s\n", ucx_memory_types().c_str());
