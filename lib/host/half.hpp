@@ -42,7 +42,7 @@ TUTTI_HD float half_to_float(Half h) {
   float f;
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h.bits));
   return f;
-#endif
+#else
   const uint32_t sign = static_cast<uint32_t>(h.bits & 0x8000u) << 16;
   const uint32_t exp = (h.bits >> 10) & 0x1fu;
   uint32_t mant = h.bits & 0x3ffu;
@@ -56,6 +56,7 @@ TUTTI_HD float half_to_float(Half h) {
     mant <<= 1;
   } while ((mant & 0x400u) == 0);
   return bits_float(sign | static_cast<uint32_t>(112 - e) << 23 | ((mant & 0x3ffu) << 13));
+#endif
 }
 
 TUTTI_HD Half float_to_half(float f) {
@@ -63,7 +64,7 @@ TUTTI_HD Half float_to_half(float f) {
   uint16_t bits;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(f));
   return Half{bits};
-#endif
+#else
   const uint32_t u = float_bits(f);
   const uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
   const uint32_t abs = u & 0x7fffffffu;
@@ -88,6 +89,7 @@ TUTTI_HD Half float_to_half(float f) {
   const uint32_t rest = abs & 0x1fffu;
   if (rest > 0x1000u || (rest == 0x1000u && (result & 1u))) ++result;
   return Half{static_cast<uint16_t>(sign | result)};
+#endif
 }
 
 TUTTI_HD float bfloat16_to_float(BFloat16 b) { return bits_float(static_cast<uint32_t>(b.bits) << 16); }
