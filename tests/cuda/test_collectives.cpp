@@ -4,7 +4,9 @@
 // forced one by one (the MPI fallback, which stages through host memory,
 // included); host and device buffers mixed in one call; device pointers off
 // their alignment (vector, scalar and byte-wise kernel paths); 64 MiB
-// messages; point-to-point messages; buffers of another device refused.
+// messages, and large messages through the algorithms that send them with
+// buffers allocated anew every call (CUDA IPC's case); point-to-point
+// messages; buffers of another device refused.
 #include <catch2/catch.hpp>
 
 #include <string>
@@ -154,6 +156,42 @@ TEST_CASE("64 MiB messages on device buffers", "[collectives][large]") {
   sweep.run(make(Collective::Allgather, floats / static_cast<size_t>(p), Datatype::Float32,
                  Op::Sum, false, 0),
             404, {}, false);
+  sweep.report();
+}
+
+// Large messages between the ranks of one node through algorithms that send
+// them (on one node the dispatcher takes the shared segment, which sends
+// none), so that with TUTTI_CUDA_IPC=1 they go as offers. Every call
+// allocates its buffers anew (check_on_device) and the calls repeat, so a
+// sender's new buffers may land at addresses its peer still maps (CUDA then
+// refuses to open them until the old mapping is closed: docs/CUDA.md).
+TEST_CASE("large device messages through algorithms that send them, buffers allocated anew",
+          "[collectives][large]") {
+  Sweep sweep;
+  uint64_t seed = 500;
+  const size_t p = static_cast<size_t>(world_size());
+  struct Forced {
+    Collective coll;
+    const char* algorithm;
+  };
+  const Forced forced[] = {{Collective::Allreduce, "ring"},     {Collective::Allgather, "ring"},
+                           {Collective::ReduceScatter, "ring"}, {Collective::Bcast, "ring"},
+                           {Collective::Alltoall, "pairwise"},  {Collective::Reduce, "tree"}};
+  for (const Forced& f : forced) {
+    const std::string name(collective_name(f.coll));
+    REQUIRE(tutti_comm_force_algorithm(world(), name.c_str(), f.algorithm) == TUTTI_SUCCESS);
+    sweep.forced = f.algorithm;
+    const bool per_block = f.coll == Collective::Allgather ||
+                           f.coll == Collective::ReduceScatter || f.coll == Collective::Alltoall;
+    for (int repeat = 0; repeat < 3; ++repeat)
+      for (size_t floats : {size_t{1} << 18, (size_t{1} << 22) + 3}) {  // 1 MiB, 16 MiB + 12 B
+        const size_t count = per_block ? floats / p : floats;
+        sweep.run(make(f.coll, count, Datatype::Float32, Op::Sum, false, world_size() - 1), ++seed,
+                  {}, repeat == 1);
+      }
+    REQUIRE(tutti_comm_force_algorithm(world(), name.c_str(), nullptr) == TUTTI_SUCCESS);
+  }
+  sweep.forced.clear();
   sweep.report();
 }
 
