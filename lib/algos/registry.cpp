@@ -6,7 +6,8 @@ namespace tutti::algos {
 // collective. Order matters only for listings (tutti-info).
 extern const Algorithm kAllreduceRing, kAllreduceRecursiveDoubling, kAllreduceRecursiveHalving,
     kAllreduceTree, kAllreduceShm, kAllreduceHierarchical, kAllreduceHierarchicalShm,
-    kAllreduceLeader, kAllreduceLeaderShm, kAllreduceRecursiveMultiplying;
+    kAllreduceLeader, kAllreduceLeaderShm, kAllreduceRecursiveMultiplying,
+    kAllreduceHierarchicalShmOverlap;
 extern const Algorithm kReduceTree, kReduceRecursiveHalving, kReduceShm, kReduceLeader,
     kReduceLeaderShm, kReduceKnomial, kReduceBinaryTree, kReduceBinaryLeaderShm;
 extern const Algorithm kBcastTree, kBcastScatterAllgather, kBcastRing, kBcastShm, kBcastLeader,
@@ -33,7 +34,7 @@ namespace {
 const Algorithm* const kRegistry[] = {
     &kAllreduceRing, &kAllreduceRecursiveDoubling, &kAllreduceRecursiveHalving, &kAllreduceTree,
     &kAllreduceShm, &kAllreduceHierarchical, &kAllreduceHierarchicalShm, &kAllreduceLeader,
-    &kAllreduceLeaderShm, &kAllreduceRecursiveMultiplying,
+    &kAllreduceLeaderShm, &kAllreduceRecursiveMultiplying, &kAllreduceHierarchicalShmOverlap,
     &kReduceTree, &kReduceRecursiveHalving, &kReduceShm, &kReduceLeader, &kReduceLeaderShm, &kReduceKnomial,
     &kReduceBinaryTree, &kReduceBinaryLeaderShm,
     &kBcastTree, &kBcastScatterAllgather, &kBcastRing, &kBcastShm, &kBcastLeader, &kBcastLeaderShm,

@@ -224,9 +224,11 @@ std::string run_sequence(int p, uint64_t seed, bool threaded, bool small_rooted 
   std::vector<const algos::Algorithm*> pool;
   for (const algos::Algorithm& algo : algos::all_algorithms()) {
     if (algo.is_mpi()) continue;
-    // The single-copy ones ("cma") synchronise through the segment's flags.
-    const bool through_segment =
-        algo.name == "shm" || algo.name.ends_with("_shm") || algo.name == "cma";
+    // The single-copy ones ("cma") synchronise through the segment's flags;
+    // "*_shm" and "*_shm_*" (hierarchical_shm_overlap) move data through it.
+    const bool through_segment = algo.name == "shm" || algo.name.ends_with("_shm") ||
+                                 algo.name.find("_shm_") != std::string::npos ||
+                                 algo.name == "cma";
     if (small_rooted ? through_segment && (algo.coll == Collective::Bcast ||
                                            algo.coll == Collective::Reduce)
                      : through_segment || algo.name == "ring" || algo.coll == Collective::Barrier)
