@@ -298,8 +298,17 @@ const TuningTable& builtin_tuning() {
     // 0.90-1.26 / 0.66-0.82 / 0.69-1.06 (docs/perf/cluster-4x2-allreduce-
     // chunks-2026-11-28.txt).
     add(Collective::Allreduce, 0, 64 * K, "leader_shm").nodes = {2, kAny};
-    add(Collective::Allreduce, 64 * K, kAny, "hierarchical_shm").nodes = {2, 3};
+    add(Collective::Allreduce, 64 * K, 256 * K, "hierarchical_shm").nodes = {2, 3};
     rules.back().params.chunk_bytes = 128 * K;
+    // From 256 KiB on two nodes its phases overlapped chunk by chunk (128
+    // KiB chunks). 2 x 2, 2026-11-28, 3 rounds of jobs alternating the two,
+    // median tutti / Open MPI time, barrier / back to back: 384 KiB
+    // 0.88 / 0.63 against 0.92 / 0.88 in turn, 512 KiB 0.91 / 0.86 against
+    // 0.98 / 0.92, 2 MiB 0.99 / 1.07 against 1.17 / 1.17, 8 MiB 0.70 / 0.68
+    // against 0.85 / 0.82; 192 KiB level (0.87 / 1.07, 0.86 / 1.05); 128
+    // KiB (one chunk: more rounds, nothing to overlap) 0.84 / 1.19 against
+    // 0.70 / 0.71 (docs/perf/cluster-2x2-allreduce-overlap-2026-11-28.txt).
+    add(Collective::Allreduce, 256 * K, kAny, "hierarchical_shm_overlap").nodes = {2, 3};
     add(Collective::Allreduce, 64 * K, kAny, "hierarchical_shm").nodes = {3, kAny};
     add(Collective::Allreduce, 0, 128 * K, "leader").nodes = {2, kAny};
     add(Collective::Allreduce, 128 * K, kAny, "leader").nodes = {2, 3};

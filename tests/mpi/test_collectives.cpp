@@ -53,6 +53,19 @@ bool cma_turned_off() {
 // Whether MPI places the world's ranks on more than one node.
 bool spans_nodes() { return !all_ranks(ranks_on_my_node() == world_size()); }
 
+// How many nodes MPI's world spans.
+int nodes_spanned() {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int local_rank = 0;
+  MPI_Comm_rank(node, &local_rank);
+  MPI_Comm_free(&node);
+  const int first = local_rank == 0 ? 1 : 0;
+  int nodes = 0;
+  MPI_Allreduce(&first, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  return nodes;
+}
+
 // Whether MPI's nodes hold different numbers of the world's ranks (2+1+2).
 bool uneven_nodes() {
   const int local = ranks_on_my_node();
@@ -77,7 +90,10 @@ bool refusal_expected(Collective coll, const std::string& algo) {
          // several ranks, on any number of nodes.
          ((algo == "leader_cma" || algo == "pairwise_cma") && cma_turned_off() &&
           !all_ranks(ranks_on_my_node() == 1)) ||
-         (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes());
+         (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes()) ||
+         // allreduce hierarchical_shm_overlap is for one or two nodes.
+         (coll == Collective::Allreduce && algo == "hierarchical_shm_overlap" &&
+          nodes_spanned() > 2);
 }
 
 void sweep_algorithm(Collective coll, const std::string& algo, Sweep& sweep) {

@@ -514,7 +514,7 @@ TEST_CASE("the dispatcher obeys a user table, and the defaults where no rule mat
   const TuneRules mpi_rule = parse_tune_string("allreduce:0-:mpi", true);
   const Topology two_nodes{4, 2, 2, {0, 0, 1, 1}, 1 << 20};  // no one-node rules apply
   dec = Dispatcher(TuningTable(mpi_rule.rules), two_nodes).select(huge, "", "");
-  CHECK(dec.algorithm->name == "hierarchical_shm");
+  CHECK(dec.algorithm->name == "hierarchical_shm_overlap");
   REQUIRE(dec.refused.size() == 1);
   CHECK(dec.refused[0].algorithm == "mpi");
   CHECK(dec.refused[0].origin == "rule TUTTI_TUNE 'allreduce:0-:mpi'");
@@ -572,14 +572,19 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
                                     Topology{4, 2, 2, {0, 0, 1, 1}, 1 << 20});
   const Dispatcher four_nodes_shared(TuningTable(std::vector<TuningRule>{}),
                                      Topology{8, 4, 2, {0, 0, 1, 1, 2, 2, 3, 3}, 1 << 20});
-  dec = two_nodes_shared.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
+  // On two nodes in chunks of 128 KiB, and from 256 KiB with the phases
+  // overlapped chunk by chunk.
+  dec = two_nodes_shared.select(call(Collective::Allreduce, 128 << 10, 4), "", "");
   CHECK(dec.algorithm->name == "hierarchical_shm");
   CHECK(dec.params.chunk_bytes == 128 << 10);
+  CHECK_FALSE(dec.fell_back());
+  dec = two_nodes_shared.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
+  CHECK(dec.algorithm->name == "hierarchical_shm_overlap");
   CHECK_FALSE(dec.fell_back());
   CHECK(picks(two_nodes_shared, Collective::Allreduce, (64 << 10) - 4, 4) == "leader_shm");
   CHECK(picks(four_nodes_shared, Collective::Allreduce, 8, 8) == "leader_shm");
   CHECK(picks(four_nodes_shared, Collective::Allreduce, 64 << 10, 8) == "hierarchical_shm");
-  // ... in chunks of 128 KiB on two nodes, of the default 256 KiB on more.
+  // ... in chunks of the default 256 KiB on more than two nodes.
   dec = four_nodes_shared.select(call(Collective::Allreduce, 4 << 20, 8), "", "");
   CHECK(dec.algorithm->name == "hierarchical_shm");
   CHECK(dec.params.chunk_bytes == 0);
