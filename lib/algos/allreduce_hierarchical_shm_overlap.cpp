@@ -56,9 +56,9 @@ size_t overlap_slot_bytes(const CollArgs& a, const Topology& topo) {
 
 Refusal refuse(const CollArgs& a, const Topology& topo) {
   if (topo.nnodes > 2) return str("for one or two nodes (this job: ", topo.nnodes, ")");
-  if (topo.max_ranks_per_node == 1) return std::nullopt;
-  if (topo.shared_bytes == 0) return "no shared-memory segment (TUTTI_SHM_BYTES=0 or unavailable)";
-  if (overlap_slot_bytes(a, topo) < kMinShmSlot)
+  if (Refusal r = refuse_node_shm(a, topo)) return r;
+  // Beside the input slots, each half holds the result area.
+  if (topo.max_ranks_per_node > 1 && overlap_slot_bytes(a, topo) < kMinShmSlot)
     return str("the shared segment (", topo.shared_bytes, " bytes) is too small for ",
                topo.max_ranks_per_node, " ranks per node");
   return std::nullopt;

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "algos/registry.hpp"
 #include "base/status.hpp"
@@ -35,14 +36,18 @@ struct Sweep {
 };
 
 // How many of the world's ranks share this rank's node, as MPI sees it.
-int ranks_on_my_node() {
+// This rank's place on its node, as MPI sees the nodes: {index, ranks}.
+std::pair<int, int> place_on_my_node() {
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local = 0;
-  MPI_Comm_size(node, &local);
+  int index = 0, ranks = 0;
+  MPI_Comm_rank(node, &index);
+  MPI_Comm_size(node, &ranks);
   MPI_Comm_free(&node);
-  return local;
+  return {index, ranks};
 }
+
+int ranks_on_my_node() { return place_on_my_node().second; }
 
 // TUTTI_CMA=0: the single-copy algorithms refuse.
 bool cma_turned_off() {
@@ -55,12 +60,7 @@ bool spans_nodes() { return !all_ranks(ranks_on_my_node() == world_size()); }
 
 // How many nodes MPI's world spans.
 int nodes_spanned() {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int local_rank = 0;
-  MPI_Comm_rank(node, &local_rank);
-  MPI_Comm_free(&node);
-  const int first = local_rank == 0 ? 1 : 0;
+  const int first = place_on_my_node().first == 0 ? 1 : 0;
   int nodes = 0;
   MPI_Allreduce(&first, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   return nodes;
