@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <string>
-#include <utility>
 
 #include "algos/registry.hpp"
 #include "base/status.hpp"
@@ -36,18 +35,14 @@ struct Sweep {
 };
 
 // How many of the world's ranks share this rank's node, as MPI sees it.
-// This rank's place on its node, as MPI sees the nodes: {index, ranks}.
-std::pair<int, int> place_on_my_node() {
+int ranks_on_my_node() {
   MPI_Comm node = MPI_COMM_NULL;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int index = 0, ranks = 0;
-  MPI_Comm_rank(node, &index);
+  int ranks = 0;
   MPI_Comm_size(node, &ranks);
   MPI_Comm_free(&node);
-  return {index, ranks};
+  return ranks;
 }
-
-int ranks_on_my_node() { return place_on_my_node().second; }
 
 // TUTTI_CMA=0: the single-copy algorithms refuse.
 bool cma_turned_off() {
@@ -57,14 +52,6 @@ bool cma_turned_off() {
 
 // Whether MPI places the world's ranks on more than one node.
 bool spans_nodes() { return !all_ranks(ranks_on_my_node() == world_size()); }
-
-// How many nodes MPI's world spans.
-int nodes_spanned() {
-  const int first = place_on_my_node().first == 0 ? 1 : 0;
-  int nodes = 0;
-  MPI_Allreduce(&first, &nodes, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  return nodes;
-}
 
 // Whether MPI's nodes hold different numbers of the world's ranks (2+1+2).
 bool uneven_nodes() {
@@ -90,10 +77,7 @@ bool refusal_expected(Collective coll, const std::string& algo) {
          // several ranks, on any number of nodes.
          ((algo == "leader_cma" || algo == "pairwise_cma") && cma_turned_off() &&
           !all_ranks(ranks_on_my_node() == 1)) ||
-         (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes()) ||
-         // allreduce hierarchical_shm_overlap is for one or two nodes.
-         (coll == Collective::Allreduce && algo == "hierarchical_shm_overlap" &&
-          nodes_spanned() > 2);
+         (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes());
 }
 
 void sweep_algorithm(Collective coll, const std::string& algo, Sweep& sweep) {

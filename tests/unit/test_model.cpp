@@ -204,9 +204,12 @@ TEST_CASE("model: a NIC's message rate delays bursts, not lone messages", "[mode
 }
 
 // The node-aware allgathers and reduce_scatters whose round between nodes
-// is an exchange of every node with every other, all posted at once: their
-// messages queue for NICs as an alltoall's do.
+// is an exchange of every node with every other, all posted at once, and
+// the overlapped allreduce, whose rounds hold several chunks' exchange
+// steps, each with another node: their messages queue for NICs as an
+// alltoall's do.
 static bool exchanges_with_every_node(const algos::Algorithm& a) {
+  if (a.coll == Collective::Allreduce) return a.name == "hierarchical_shm_overlap";
   if (a.coll == Collective::Allgather)
     return a.name == "leader" || a.name == "leader_shm" || a.name == "hierarchical_shm";
   return a.coll == Collective::ReduceScatter && (a.name == "leader" || a.name == "leader_shm");
@@ -275,8 +278,11 @@ TEST_CASE("model: one node's ranks standing for all agree with the exact run", "
   // xor, at every p, layout and size.
   CHECK(by_xor == 2 * 2 * 3 * 3);
   // The node-aware exchanges, whose nodes each start with the next node
-  // (NodeGroups::other_nodes), at every p, layout and size.
-  CHECK(node_exchanges == 5 * 2 * 3 * 3);
+  // (NodeGroups::other_nodes), at every p, layout and size; the overlapped
+  // allreduce (by xor) at 256 KiB and 4 MiB, and at 64 B only on two nodes
+  // (16 and 64 of them split a lane's few elements into blocks of which
+  // some are empty: lanes then differ).
+  CHECK(node_exchanges == 5 * 2 * 3 * 3 + 2 * 3 * 2 + 1);
 }
 
 TEST_CASE("model: 16,384 ranks on representative ranks; ring allreduce stays flat at 1 GiB", "[model]") {
@@ -677,6 +683,42 @@ TEST_CASE("model: the overlapped node-aware allreduce beats the phases in turn o
       else CHECK(fast.us < slow.us + 5);
     }
   }
+}
+
+// On 4 and 8 nodes its exchange is recursive halving then doubling (2
+// log2(N) steps of a chunk each, up to 2S + 2 chunks in flight): the model
+// puts it below hierarchical_shm with its default chunks from 1 MiB, by
+// 15% from 4 MiB. Three nodes fold in and out (every slice crosses twice
+// more) and stay with hierarchical_shm: the model has the overlap slower.
+TEST_CASE("model: the overlapped node-aware allreduce on 4 and 8 nodes", "[model]") {
+  const model::Machine m;
+  const algos::Algorithm* overlap =
+      algos::find_algorithm(Collective::Allreduce, "hierarchical_shm_overlap");
+  const algos::Algorithm* in_turn = algos::find_algorithm(Collective::Allreduce, "hierarchical_shm");
+  REQUIRE(overlap);
+  REQUIRE(in_turn);
+  auto both = [&](int nodes, int ranks_per_node, size_t bytes) {
+    CollArgs args{.coll = Collective::Allreduce, .count = bytes / 4, .dtype = Datatype::Float32,
+                  .op = Op::Sum};
+    const Topology topo = model::model_topology(nodes * ranks_per_node, ranks_per_node);
+    const model::Prediction fast = model::predict(*overlap, args, topo, m);
+    const model::Prediction slow = model::predict(*in_turn, args, topo, m);
+    REQUIRE(fast.error.empty());
+    REQUIRE(slow.error.empty());
+    return std::pair{fast.us, slow.us};
+  };
+  for (int nodes : {4, 8}) {
+    for (int ranks_per_node : {2, 4}) {
+      for (size_t bytes : {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20}) {
+        const auto [fast, slow] = both(nodes, ranks_per_node, bytes);
+        INFO(nodes << " nodes of " << ranks_per_node << ", " << bytes << " B: overlap " << fast
+                   << " us, in turn " << slow << " us");
+        CHECK(fast < (bytes >= (size_t{4} << 20) ? 0.85 : 0.95) * slow);
+      }
+    }
+  }
+  const auto [fast, slow] = both(3, 2, size_t{4} << 20);
+  CHECK(fast > slow);
 }
 
 }  // namespace tutti::testing
