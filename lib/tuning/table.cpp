@@ -308,6 +308,12 @@ const TuningTable& builtin_tuning() {
     // against 0.85 / 0.82; 192 KiB level (0.87 / 1.07, 0.86 / 1.05); 128
     // KiB (one chunk: more rounds, nothing to overlap) 0.84 / 1.19 against
     // 0.70 / 0.71 (docs/perf/cluster-2x2-allreduce-overlap-2026-11-28.txt).
+    // On 3 and 4 nodes it runs recursive halving and doubling between the
+    // lanes, but did not beat hierarchical_shm there: 4 x 2 (8 ranks on 2
+    // cores), 3 rounds, median tutti / Open MPI barrier / back to back, 256
+    // KiB 0.85 / 0.79 against 0.73 / 0.74, 1 MiB 1.17 / 0.94 against 0.97 /
+    // 1.11, 4 MiB 1.02 / 1.04 against 1.05 / 1.18, 16 MiB 1.00 / 1.05
+    // against 1.13 / 1.09 (docs/perf/cluster-4x2-allreduce-overlap-2026-11-28.txt).
     add(Collective::Allreduce, 256 * K, kAny, "hierarchical_shm_overlap").nodes = {2, 3};
     add(Collective::Allreduce, 64 * K, kAny, "hierarchical_shm").nodes = {3, kAny};
     add(Collective::Allreduce, 0, 128 * K, "leader").nodes = {2, kAny};
