@@ -408,6 +408,19 @@ const TuningTable& builtin_tuning() {
     // through the segment cost more than the messages they save (4 x 2, back
     // to back: 1.93 against pairwise's 1.04). Uneven nodes: it refuses.
     add(Collective::Alltoall, 0, 128 * K, "hierarchical_shm").nodes = {2, kAny};
+    // Large alltoall across nodes goes to the MPI library: every tutti
+    // schedule measured behind it there, also over the MPI transport
+    // (TUTTI_TRANSPORT=mpi: pairwise 1.13-1.46 of Open MPI's time on 2 x 2
+    // at 1-16 MiB), and Open MPI's own (ob1 over its TCP BTL; the UCX pml
+    // needs InfiniBand) through MPI_Ialltoall stays level with its blocking
+    // call. tutti / Open MPI time, medians of 2 jobs each, barrier / back
+    // to back, 2026-11-28: 4 x 2 pairwise 1 / 4 / 16 MiB 2.25 / 1.08, 2.31 /
+    // 3.90, 1.46 / 2.10, 512 KiB 1.18 / 2.18; "mpi" 1.09 / 1.07, 1.10 /
+    // 1.03, 1.03 / 1.22, 1.04 / 1.03. 2 x 2 pairwise 1.11-1.49 at 1-16 MiB,
+    // "mpi" 0.80-1.13; at 128-512 KiB the two are level (pairwise 0.96-1.47,
+    // "mpi" 1.02-1.30). Raw: docs/perf/cluster-alltoall-mpi-2026-11-28.txt.
+    add(Collective::Alltoall, 512 * K, kAny, "mpi").nodes = {2, kAny};
+    rules.back().memory = MemoryType::Host;
     // alltoall of small blocks through one leader per node from 3 nodes:
     // 4 x 2, 2026-11-26, three job pairs (8 ranks on 2 cores, noisy):
     // "leader" 142-213 us at 32 B (Bruck 196-237) and 0.89-1.74 of Open

@@ -597,7 +597,13 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(four_nodes_shared, Collective::Scatter, 64, 8) == "tree");
   CHECK(picks(four_nodes_shared, Collective::Gather, 64, 8) == "linear");
   CHECK(picks(four_nodes_shared, Collective::Alltoall, 1 << 10, 8) == "hierarchical_shm");
-  CHECK(picks(two_nodes_shared, Collective::Alltoall, 1 << 20, 4) == "pairwise");
+  // Large alltoall across nodes: the MPI library's own (host buffers).
+  CHECK(picks(two_nodes_shared, Collective::Alltoall, 1 << 20, 4) == "mpi");
+  CHECK(picks(four_nodes_shared, Collective::Alltoall, 512 << 10, 8) == "mpi");
+  CHECK(picks(two_nodes_shared, Collective::Alltoall, (512 << 10) - 4 * 4, 4) == "pairwise");
+  CollArgs on_device = call(Collective::Alltoall, 1 << 20, 4);
+  on_device.memory = MemoryType::Cuda;
+  CHECK(two_nodes_shared.select(on_device, "", "").algorithm->name == "pairwise");
   // Without segments the same designs with messages inside the nodes: one
   // leader per node on two nodes, and from 128 KiB on more nodes all local
   // ranks carrying slices between nodes.
