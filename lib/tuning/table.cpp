@@ -412,7 +412,8 @@ const TuningTable& builtin_tuning() {
     // schedule measured behind it there, also over the MPI transport
     // (TUTTI_TRANSPORT=mpi: pairwise 1.13-1.46 of Open MPI's time on 2 x 2
     // at 1-16 MiB), and Open MPI's own (ob1 over its TCP BTL; the UCX pml
-    // needs InfiniBand) through MPI_Ialltoall stays level with its blocking
+    // is off in Debian's /etc/openmpi/openmpi-mca-params.conf, and would want
+    // InfiniBand) through MPI_Ialltoall stays level with its blocking
     // call. tutti / Open MPI time, medians of 2 jobs each, barrier / back
     // to back, 2026-11-28: 4 x 2 pairwise 1 / 4 / 16 MiB 2.25 / 1.08, 2.31 /
     // 3.90, 1.46 / 2.10, 512 KiB 1.18 / 2.18; "mpi" 1.09 / 1.07, 1.10 /
