@@ -323,7 +323,7 @@ void build(ScheduleBuilder& b) {
 
 extern const Algorithm kAllreduceHierarchicalShmOverlap{
     "hierarchical_shm_overlap", Collective::Allreduce,
-    "node-aware: hierarchical_shm with each chunk's exchange between the nodes (recursive "
+    "node-aware: hierarchical_shm with each chunk's exchange between the nodes (halving and "
     "doubling) overlapping the neighbouring chunks' work inside the node",
     refuse, build};
 
