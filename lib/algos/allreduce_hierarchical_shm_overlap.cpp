@@ -186,14 +186,6 @@ Exchange exchange_between_nodes(const std::vector<int>& rail, int me) {
   return x;
 }
 
-// The number of exchange steps on `nodes` nodes (every lane's).
-size_t exchange_step_count(int nodes) {
-  if (nodes < 2) return 0;
-  const int pof2 = floor_power_of_two(nodes);
-  const size_t main = nodes == 2 ? 1 : 2 * static_cast<size_t>(ceil_log2(pof2));
-  return main + (pof2 == nodes ? 0 : 2);
-}
-
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
   const size_t es = b.elem_size(), n = a.count * es;
@@ -230,7 +222,9 @@ void build(ScheduleBuilder& b) {
   // buffers of its step, by the parity of its round, so that a round's
   // arrivals never land where the same round's combines read.
   const Exchange x = is_lane ? exchange_between_nodes(g.rail(local), g.my_node) : Exchange{};
-  const size_t S = exchange_step_count(g.nnodes());
+  // A rank that is no lane counts the steps of lane 0 (every lane has as many).
+  const size_t S =
+      is_lane ? x.steps.size() : exchange_between_nodes(g.rail(0), g.my_node).steps.size();
   const size_t E = std::max<size_t>(S, 1);  // rounds from reduce to result: 2E
   // Blocks [first, first + count) of this lane's slice of chunk k: where
   // they start in the slice, and their bytes.

@@ -654,6 +654,28 @@ TEST_CASE("model: the pipelined binary trees run at every p to 1,024 and beat bi
 
 namespace tutti::testing {
 
+// Predicted time of allreduce hierarchical_shm_overlap and of
+// hierarchical_shm (the phases in turn) on `nodes` nodes of `ranks_per_node`,
+// in chunks of `chunk_bytes` (0: each one's default).
+static std::pair<double, double> overlap_and_in_turn_us(int nodes, int ranks_per_node,
+                                                        size_t bytes, size_t chunk_bytes) {
+  const model::Machine m;
+  const algos::Algorithm* overlap =
+      algos::find_algorithm(Collective::Allreduce, "hierarchical_shm_overlap");
+  const algos::Algorithm* in_turn = algos::find_algorithm(Collective::Allreduce, "hierarchical_shm");
+  REQUIRE(overlap);
+  REQUIRE(in_turn);
+  CollArgs args{.coll = Collective::Allreduce, .count = bytes / 4, .dtype = Datatype::Float32,
+                .op = Op::Sum};
+  args.params.chunk_bytes = chunk_bytes;
+  const Topology topo = model::model_topology(nodes * ranks_per_node, ranks_per_node);
+  const model::Prediction fast = model::predict(*overlap, args, topo, m);
+  const model::Prediction slow = model::predict(*in_turn, args, topo, m);
+  REQUIRE(fast.error.empty());
+  REQUIRE(slow.error.empty());
+  return {fast.us, slow.us};
+}
+
 // allreduce hierarchical_shm_overlap runs each chunk's exchange between the
 // two nodes while the node works on the chunks around it: the model puts
 // it below hierarchical_shm's time (same 128 KiB chunks) from 256 KiB on 2
@@ -661,26 +683,13 @@ namespace tutti::testing {
 // (a vector of one or two chunks has nothing to overlap).
 TEST_CASE("model: the overlapped node-aware allreduce beats the phases in turn on two nodes",
           "[model]") {
-  const model::Machine m;
-  const algos::Algorithm* overlap =
-      algos::find_algorithm(Collective::Allreduce, "hierarchical_shm_overlap");
-  const algos::Algorithm* in_turn = algos::find_algorithm(Collective::Allreduce, "hierarchical_shm");
-  REQUIRE(overlap);
-  REQUIRE(in_turn);
   for (int ranks_per_node : {2, 4}) {
     for (size_t bytes : {size_t{64} << 10, size_t{256} << 10, size_t{1} << 20, size_t{4} << 20}) {
-      CollArgs args{.coll = Collective::Allreduce, .count = bytes / 4, .dtype = Datatype::Float32,
-                    .op = Op::Sum};
-      args.params.chunk_bytes = 128 * 1024;
-      const Topology topo = model::model_topology(2 * ranks_per_node, ranks_per_node);
-      const model::Prediction fast = model::predict(*overlap, args, topo, m);
-      const model::Prediction slow = model::predict(*in_turn, args, topo, m);
-      INFO(ranks_per_node << " ranks a node, " << bytes << " B: overlap " << fast.us
-                          << " us, in turn " << slow.us << " us");
-      REQUIRE(fast.error.empty());
-      REQUIRE(slow.error.empty());
-      if (bytes >= (size_t{256} << 10)) CHECK(fast.us < 0.9 * slow.us);
-      else CHECK(fast.us < slow.us + 5);
+      const auto [fast, slow] = overlap_and_in_turn_us(2, ranks_per_node, bytes, 128 * 1024);
+      INFO(ranks_per_node << " ranks a node, " << bytes << " B: overlap " << fast
+                          << " us, in turn " << slow << " us");
+      if (bytes >= (size_t{256} << 10)) CHECK(fast < 0.9 * slow);
+      else CHECK(fast < slow + 5);
     }
   }
 }
@@ -691,33 +700,17 @@ TEST_CASE("model: the overlapped node-aware allreduce beats the phases in turn o
 // 15% from 4 MiB. Three nodes fold in and out (every slice crosses twice
 // more) and stay with hierarchical_shm: the model has the overlap slower.
 TEST_CASE("model: the overlapped node-aware allreduce on 4 and 8 nodes", "[model]") {
-  const model::Machine m;
-  const algos::Algorithm* overlap =
-      algos::find_algorithm(Collective::Allreduce, "hierarchical_shm_overlap");
-  const algos::Algorithm* in_turn = algos::find_algorithm(Collective::Allreduce, "hierarchical_shm");
-  REQUIRE(overlap);
-  REQUIRE(in_turn);
-  auto both = [&](int nodes, int ranks_per_node, size_t bytes) {
-    CollArgs args{.coll = Collective::Allreduce, .count = bytes / 4, .dtype = Datatype::Float32,
-                  .op = Op::Sum};
-    const Topology topo = model::model_topology(nodes * ranks_per_node, ranks_per_node);
-    const model::Prediction fast = model::predict(*overlap, args, topo, m);
-    const model::Prediction slow = model::predict(*in_turn, args, topo, m);
-    REQUIRE(fast.error.empty());
-    REQUIRE(slow.error.empty());
-    return std::pair{fast.us, slow.us};
-  };
   for (int nodes : {4, 8}) {
     for (int ranks_per_node : {2, 4}) {
       for (size_t bytes : {size_t{1} << 20, size_t{4} << 20, size_t{16} << 20}) {
-        const auto [fast, slow] = both(nodes, ranks_per_node, bytes);
+        const auto [fast, slow] = overlap_and_in_turn_us(nodes, ranks_per_node, bytes, 0);
         INFO(nodes << " nodes of " << ranks_per_node << ", " << bytes << " B: overlap " << fast
                    << " us, in turn " << slow << " us");
         CHECK(fast < (bytes >= (size_t{4} << 20) ? 0.85 : 0.95) * slow);
       }
     }
   }
-  const auto [fast, slow] = both(3, 2, size_t{4} << 20);
+  const auto [fast, slow] = overlap_and_in_turn_us(3, 2, size_t{4} << 20, 0);
   CHECK(fast > slow);
 }
 
