@@ -408,6 +408,17 @@ const TuningTable& builtin_tuning() {
     // through the segment cost more than the messages they save (4 x 2, back
     // to back: 1.93 against pairwise's 1.04). Uneven nodes: it refuses.
     add(Collective::Alltoall, 0, 128 * K, "hierarchical_shm").nodes = {2, kAny};
+    // On two nodes between 128 and 512 KiB: 2 x 2, 2026-11-28, 15 rounds of
+    // jobs alternating the algorithms (so a median survives this machine's
+    // noise: Open MPI's own time moved 2x between jobs), tutti / Open MPI,
+    // barrier / back to back: 128 KiB "linear" 0.88-1.01 / 1.19-1.22 against
+    // pairwise's 1.37-1.39 / 1.23-1.25 and hierarchical_shm's 1.11-1.22 /
+    // 1.29-1.72; 256 KiB hierarchical_shm 0.58-0.59 / 0.72-0.77 against
+    // pairwise's 1.02-1.13 / 1.03-1.04 and linear's 0.67 / 0.97-0.99. On 4 x
+    // 2 the segment's copies lost there (above): two nodes only. Raw:
+    // docs/perf/cluster-2x2-alltoall-mid-2026-11-28.txt.
+    add(Collective::Alltoall, 128 * K, 256 * K, "linear").nodes = {2, 3};
+    add(Collective::Alltoall, 256 * K, 512 * K, "hierarchical_shm").nodes = {2, 3};
     // Large alltoall across nodes goes to the MPI library: every tutti
     // schedule measured behind it there, also over the MPI transport
     // (TUTTI_TRANSPORT=mpi: pairwise 1.13-1.46 of Open MPI's time on 2 x 2

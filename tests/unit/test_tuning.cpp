@@ -600,7 +600,10 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   // Large alltoall across nodes: the MPI library's own (host buffers).
   CHECK(picks(two_nodes_shared, Collective::Alltoall, 1 << 20, 4) == "mpi");
   CHECK(picks(four_nodes_shared, Collective::Alltoall, 512 << 10, 8) == "mpi");
-  CHECK(picks(two_nodes_shared, Collective::Alltoall, (512 << 10) - 4 * 4, 4) == "pairwise");
+  // Between 128 and 512 KiB on two nodes: linear, then through the segments.
+  CHECK(picks(two_nodes_shared, Collective::Alltoall, 128 << 10, 4) == "linear");
+  CHECK(picks(two_nodes_shared, Collective::Alltoall, (512 << 10) - 4 * 4, 4) == "hierarchical_shm");
+  CHECK(picks(four_nodes_shared, Collective::Alltoall, 256 << 10, 8) == "pairwise");
   CollArgs on_device = call(Collective::Alltoall, 1 << 20, 4);
   on_device.memory = MemoryType::Cuda;
   CHECK(two_nodes_shared.select(on_device, "", "").algorithm->name == "pairwise");
