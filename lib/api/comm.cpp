@@ -185,7 +185,7 @@ void Comm::allocate_node_memory() {
   if (topology().nnodes == 1) {
     const size_t bytes = config_.shm_bytes < 0 ? default_node_memory_bytes(size_)
                                                : static_cast<size_t>(config_.shm_bytes);
-    node_memory_ = NodeMemory::allocate(mpi_comm_, bytes);
+    node_memory_ = NodeMemory::allocate(mpi_comm_, bytes, topology().shared_cores);
     if (node_memory_) node_memory_->port().slot_writes().force(config_.shm_stream);
     dispatcher_.set_shared_bytes(node_memory_ ? node_memory_->segment().data_bytes() : 0);
     // The single-copy algorithms synchronise through the segment's flags.
@@ -204,7 +204,7 @@ void Comm::allocate_node_memory() {
   int rc = MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mpi_comm_);
   if (rc == MPI_SUCCESS && node_ranks > 1) {
     try {
-      node_memory_ = NodeMemory::allocate(node_comm, static_cast<size_t>(bytes));
+      node_memory_ = NodeMemory::allocate(node_comm, static_cast<size_t>(bytes), topology().shared_cores);
     } catch (...) {
       MPI_Comm_free(&node_comm);
       throw;

@@ -41,7 +41,8 @@ void map_every_page(char* data, size_t bytes) {
 
 }  // namespace
 
-std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_bytes) {
+std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_bytes,
+                                                 bool shared_cores) {
   int nranks = 1, rank = 0;
   MPI_Comm_size(comm, &nranks);
   MPI_Comm_rank(comm, &rank);
@@ -51,7 +52,9 @@ std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_byte
   // segment at the first aligned address. Otherwise every copy between the
   // data area and a line-aligned user buffer is misaligned, which memcpy
   // handles badly on some CPUs (see host/copy.hpp).
-  const size_t total = SharedSegment::flag_bytes(nranks) + data_bytes;
+  const int groups = SharedSegment::signal_groups(nranks, shared_cores);
+  const size_t flags = SharedSegment::flag_bytes(nranks, groups);
+  const size_t total = flags + data_bytes;
   const size_t allocated = total + kSegmentAlignment;
   // Rank 0 allocates the whole segment (one contiguous range with the same
   // offsets everywhere); the others map it.
@@ -78,18 +81,18 @@ std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_byte
   // Flags start at zero (rank 0 clears them before anyone can signal), and
   // every rank faults in a share of the data pages now rather than in the
   // first timed collective (fresh pages fault in at well under 1 GB/s).
-  if (rank == 0) std::memset(base, 0, SharedSegment::flag_bytes(nranks));
-  char* data = static_cast<char*>(base) + SharedSegment::flag_bytes(nranks);
+  if (rank == 0) std::memset(base, 0, flags);
+  char* data = static_cast<char*>(base) + flags;
   const size_t share = data_bytes / static_cast<size_t>(nranks);
   std::memset(data + share * static_cast<size_t>(rank), 0,
               rank == nranks - 1 ? data_bytes - share * static_cast<size_t>(rank) : share);
   check_mpi(MPI_Barrier(comm), "MPI_Barrier (shared segment)");
   map_every_page(data, data_bytes);
-  return std::unique_ptr<NodeMemory>(new NodeMemory(win, base, total, nranks, rank));
+  return std::unique_ptr<NodeMemory>(new NodeMemory(win, base, total, nranks, groups, rank));
 }
 
-NodeMemory::NodeMemory(MPI_Win win, void* base, size_t bytes, int nranks, int rank)
-    : win_(win), segment_(base, bytes, nranks), port_(&segment_, rank) {}
+NodeMemory::NodeMemory(MPI_Win win, void* base, size_t bytes, int nranks, int groups, int rank)
+    : win_(win), segment_(base, bytes, nranks, groups), port_(&segment_, rank) {}
 
 NodeMemory::~NodeMemory() {
   if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);

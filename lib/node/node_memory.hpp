@@ -17,14 +17,16 @@ class NodeMemory {
   // Collective over `comm`, whose ranks must all share one node. Returns
   // null (on every rank) if `data_bytes` is 0 or MPI cannot provide shared
   // memory; throws Error on MPI failures after allocation started.
-  static std::unique_ptr<NodeMemory> allocate(MPI_Comm comm, size_t data_bytes);
+  // `shared_cores`: the node's ranks share cores (SharedSegment::signal_groups);
+  // the same on every rank.
+  static std::unique_ptr<NodeMemory> allocate(MPI_Comm comm, size_t data_bytes, bool shared_cores);
   ~NodeMemory();  // collective (MPI_Win_free)
 
   SharedSegment& segment() { return segment_; }
   SharedPort& port() { return port_; }
 
  private:
-  NodeMemory(MPI_Win win, void* base, size_t bytes, int nranks, int rank);
+  NodeMemory(MPI_Win win, void* base, size_t bytes, int nranks, int groups, int rank);
   MPI_Win win_;
   SharedSegment segment_;
   SharedPort port_;

@@ -62,16 +62,25 @@ class SharedSegment {
     return nranks <= kWideCarryMaxRanks ? kWideCarryLines : 1;
   }
   // Signals a sender may run ahead of its receiver: 4 on up to
-  // kWideCarryMaxRanks ranks, else 2 (the lines grow with the square of
-  // the ranks). Why 4: with the cores far apart (a 0.5 us round trip),
-  // back-to-back small bcasts and reduces took 0.28-0.30 us per call
-  // against Open MPI's 0.15-0.27; with 4 groups and the receiver asking
-  // for the next signal's lines early (take), 0.16-0.18. Either alone did
-  // not help (docs/PERFORMANCE.md, "Four signals in flight, and the next
-  // one asked for early").
+  // kWideCarryMaxRanks ranks, 16 there where ranks share cores, else 2
+  // (the lines grow with the square of the ranks). Why 4: with the cores
+  // far apart (a 0.5 us round trip), back-to-back small bcasts and reduces
+  // took 0.28-0.30 us per call against Open MPI's 0.15-0.27; with 4 groups
+  // and the receiver asking for the next signal's lines early (take),
+  // 0.16-0.18. Either alone did not help (docs/PERFORMANCE.md, "Four
+  // signals in flight, and the next one asked for early"). Why 16 where
+  // ranks share cores: a root that runs ahead waits for a descheduled
+  // reader less often. 4 ranks on 2 cores, back to back, 8-64 B, 5 rounds
+  // of alternating jobs: bcast, reduce, gather, scatter 0.48-0.77 of Open
+  // MPI's time against 0.65-1.09 with 4 (a scatter job with 4 took 3.2 us
+  // a call, one stall of a descheduled reader after another). Not
+  // everywhere: on 2 ranks with a core each, 16 made allreduce 5-10%
+  // slower (docs/perf/flag-groups-shared-cores-2026-11-28.txt).
   static constexpr int kWideSignalGroups = 4;
-  static int signal_groups(int nranks) {
-    return nranks <= kWideCarryMaxRanks ? kWideSignalGroups : 2;
+  static constexpr int kSharedCoresSignalGroups = 16;
+  static int signal_groups(int nranks, bool shared_cores = false) {
+    if (nranks > kWideCarryMaxRanks) return 2;
+    return shared_cores ? kSharedCoresSignalGroups : kWideSignalGroups;
   }
   // The most data one signal carries on `nranks` ranks.
   static size_t carry_bytes(int nranks) { return carry_lines(nranks) * kLinePayload; }
@@ -80,21 +89,26 @@ class SharedSegment {
     return bytes <= kLinePayload ? 1 : (bytes + kLinePayload - 1) / kLinePayload;
   }
 
-  // Bytes needed for the flags and acknowledgements of `nranks` ranks (the
-  // data area follows).
-  static size_t flag_bytes(int nranks) {
-    return pair_lines_bytes(nranks) + static_cast<size_t>(nranks) * ack_row_bytes(nranks);
+  // Bytes needed for the flags and acknowledgements of `nranks` ranks with
+  // `groups` signal groups (the data area follows).
+  static size_t flag_bytes(int nranks, int groups) {
+    return pair_lines_bytes(nranks, groups) + static_cast<size_t>(nranks) * ack_row_bytes(nranks);
   }
+  static size_t flag_bytes(int nranks) { return flag_bytes(nranks, signal_groups(nranks)); }
 
-  // A view over `total_bytes` of zero-initialised shared memory at `base`.
-  SharedSegment(void* base, size_t total_bytes, int nranks)
+  // A view over `total_bytes` of zero-initialised shared memory at `base`,
+  // with `groups` signal groups (signal_groups: every rank of the segment
+  // must use the same).
+  SharedSegment(void* base, size_t total_bytes, int nranks, int groups)
       : base_(static_cast<char*>(base)), total_(total_bytes), nranks_(nranks),
-        carry_lines_(carry_lines(nranks)),
-        groups_(static_cast<uint64_t>(signal_groups(nranks))) {}
+        carry_lines_(carry_lines(nranks)), groups_(static_cast<uint64_t>(groups)) {}
+  SharedSegment(void* base, size_t total_bytes, int nranks)
+      : SharedSegment(base, total_bytes, nranks, signal_groups(nranks)) {}
 
-  char* data() const { return base_ + flag_bytes(nranks_); }
+  char* data() const { return base_ + flag_bytes(nranks_, static_cast<int>(groups_)); }
   size_t data_bytes() const {
-    return total_ > flag_bytes(nranks_) ? total_ - flag_bytes(nranks_) : 0;
+    const size_t flags = flag_bytes(nranks_, static_cast<int>(groups_));
+    return total_ > flags ? total_ - flags : 0;
   }
   int nranks() const { return nranks_; }
   uint64_t groups() const { return groups_; }
@@ -115,14 +129,15 @@ class SharedSegment {
   // own row of these (a row per rank, padded to whole lines, so no two
   // writers share a line).
   std::atomic_ref<uint64_t> ack(int to, int from) const {
-    char* row = base_ + pair_lines_bytes(nranks_) + static_cast<size_t>(to) * ack_row_bytes(nranks_);
+    char* row = base_ + pair_lines_bytes(nranks_, static_cast<int>(groups_)) +
+                static_cast<size_t>(to) * ack_row_bytes(nranks_);
     return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(row + static_cast<size_t>(from) * sizeof(uint64_t)));
   }
 
  private:
-  static size_t pair_lines_bytes(int nranks) {
+  static size_t pair_lines_bytes(int nranks, int groups) {
     return static_cast<size_t>(nranks) * static_cast<size_t>(nranks) *
-           static_cast<size_t>(signal_groups(nranks)) * carry_lines(nranks) * kCacheLine;
+           static_cast<size_t>(groups) * carry_lines(nranks) * kCacheLine;
   }
   static size_t ack_row_bytes(int nranks) {
     return (static_cast<size_t>(nranks) * sizeof(uint64_t) + kCacheLine - 1) / kCacheLine * kCacheLine;
@@ -132,7 +147,7 @@ class SharedSegment {
   size_t total_;
   int nranks_;
   size_t carry_lines_;
-  uint64_t groups_;  // signal_groups(nranks_), a power of two
+  uint64_t groups_;  // a signal_groups value, a power of two
 };
 
 // The data area is split in two halves, the "parities". Chunk k of the

@@ -16,8 +16,13 @@ namespace tutti::testing {
 namespace {
 
 struct TwoRanks {
-  std::vector<char> memory = std::vector<char>(SharedSegment::flag_bytes(2), 0);
-  SharedSegment segment{memory.data(), memory.size(), 2};
+  explicit TwoRanks(bool shared_cores = false)
+      : groups(SharedSegment::signal_groups(2, shared_cores)),
+        memory(SharedSegment::flag_bytes(2, groups), 0),
+        segment(memory.data(), memory.size(), 2, groups) {}
+  int groups;
+  std::vector<char> memory;
+  SharedSegment segment;
   SharedPort a{&segment, 0}, b{&segment, 1};
 };
 
@@ -31,10 +36,14 @@ uint64_t take_value(SharedPort& port, int peer) {
 }  // namespace
 
 TEST_CASE("a sender runs at most signal_groups signals ahead of its receiver", "[schedule]") {
-  TwoRanks job;
-  const uint64_t groups = static_cast<uint64_t>(SharedSegment::signal_groups(2));
-  REQUIRE(groups == 4);
-  CHECK(SharedSegment::signal_groups(SharedSegment::kWideCarryMaxRanks + 1) == 2);
+  // 4 groups; 16 where ranks share cores; 2 on many ranks either way.
+  const bool shared_cores = GENERATE(false, true);
+  TwoRanks job(shared_cores);
+  const uint64_t groups = static_cast<uint64_t>(job.groups);
+  REQUIRE(groups == (shared_cores ? 16u : 4u));
+  REQUIRE(job.segment.groups() == groups);
+  CHECK(SharedSegment::signal_groups(SharedSegment::kWideCarryMaxRanks + 1, shared_cores) == 2);
+  CHECK(SharedSegment::flag_bytes(2, 16) > SharedSegment::flag_bytes(2, 4));
   for (uint64_t v = 1; v <= groups; ++v) {
     REQUIRE(job.a.can_signal(1));
     job.a.signal(1, &v, sizeof v);
