@@ -383,6 +383,16 @@ const TuningTable& builtin_tuning() {
     // they refuse and "leader" runs.
     add(Collective::Barrier, 0, kAny, "leader_shm").nodes = {2, kAny};
     add(Collective::Bcast, 0, kAny, "leader_shm").nodes = {2, kAny};
+    // Small reduces on two nodes: "leader" (messages inside the node too).
+    // 2 x 2, 2026-11-28, 10 rounds of jobs alternating the two, root 1,
+    // tutti / Open MPI, barrier / back to back: 8 B-8 KiB "leader" 0.68-0.82
+    // / 0.49-1.09 against leader_shm's 0.71-0.78 / 0.74-1.56 (back to back a
+    // node's ranks wait for its leader's flag acknowledgements, and ranks
+    // that share the cores wait for a core); root 0 alike (0.56-0.72 /
+    // 0.82-1.09 against 0.58-0.72 / 1.18-1.54). Level at 16 KiB, leader_shm
+    // ahead from 32 KiB (0.65 / 0.56 against 0.85 / 1.07). Raw:
+    // docs/perf/cluster-2x2-reduce-small-2026-11-28.txt.
+    add(Collective::Reduce, 0, 16 * K, "leader").nodes = {2, 3};
     add(Collective::Reduce, 0, kAny, "leader_shm").nodes = {2, kAny};
     add(Collective::Barrier, 0, kAny, "leader").nodes = {2, kAny};
     // scatter and gather across nodes: 2026-11-26, each algorithm forced,
