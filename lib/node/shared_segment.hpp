@@ -3,7 +3,7 @@
 // offsets, and flags for synchronisation that costs a cache-line transfer
 // instead of a message.
 //
-// Each ordered pair of ranks (to, from) has G = signal_groups(nranks)
+// Each ordered pair of ranks (to, from) has G = signal_groups(nranks, shared_cores)
 // groups of flag lines, written only by `from`: the n-th signal from `from`
 // to `to` goes to group n % G. It may carry data (small collectives send
 // their whole vector this way, so it arrives with the flag): up to
