@@ -4,7 +4,11 @@
 //                     node (inter): alpha is half the round trip of 8 bytes,
 //                     beta the slope from 8 B to 4 KiB (eager messages);
 //                     rndv_alpha and rndv_beta the line through 256 KiB
-//                     and 4 MiB (rendezvous, what large messages get);
+//                     and 4 MiB (rendezvous, what large messages get),
+//                     rndv_short_* the line through the first size above
+//                     the link's eager limit and 256 KiB (the cost is
+//                     concave: a message costs the lower line), eager_bytes
+//                     where a ladder of 4-512 KiB jumps (below);
 //                     inject_us the gap between the messages of a burst of
 //                     64 of 8 B (tutti_isend at once), beyond one's latency. A
 //                     job on one node has no [inter] pair: those keys keep
@@ -25,9 +29,10 @@
 //                     caller's thread: an 8 B "shm" allreduce of rank 0 and
 //                     its node peer, less what the model charges for its
 //                     flags and copies.
-//   protocol.eager_bytes  where the time a message takes jumps above its
-//                     line (the rendezvous handshake), 16-256 KiB, on the
-//                     link between nodes if there is one.
+//   eager_bytes       where the time a message takes jumps above its
+//                     line (the rendezvous handshake), 8-256 KiB, per link;
+//                     protocol.eager_bytes that of the link between nodes if
+//                     there is one.
 //   inter.nics is not measured (default).
 // Every figure is the median of 5 repetitions.
 #include "tune_calibrate.hpp"
@@ -134,6 +139,8 @@ double burst_gap(tutti_comm_t comm, int me, int a, int b, double half_trip) {
 struct Link {
   bool measured = false;
   model::LinkCost cost;
+  double eager = 0;   // the link's eager limit, 0 where no jump was seen
+  std::string probe;  // the ladder's half round trips, for the file's comment
 };
 
 // The line through two ping-pong points (bytes, us): (alpha, bytes per us).
@@ -154,61 +161,79 @@ void quiet_barrier() {
   }
 }
 
-// Both regimes between world ranks 0 and b (result on rank 0): eager
-// messages from 8 B and 4 KiB, rendezvous ones from 256 KiB and 4 MiB.
-// Where a node's ranks outnumber its cores, the model shares the cores
-// among the CPU work (Machine::cores_per_node) but not the latency of a
-// descheduled rank, so the latency is measured while the other ranks spin
-// in a barrier (as a job's busy ranks would), the rates while they sleep
-// (on cores of the pair's own), and the rendezvous line moved up by the
-// difference of the two latencies. On a node with a core per rank the two
-// latencies agree.
-Link measure_link(tutti_comm_t comm, int me, int b) {
-  Link l;
-  const double t8_busy = half_round_trip(comm, me, 0, b, 8);
-  MPI_Barrier(MPI_COMM_WORLD);
-  const double t8 = half_round_trip(comm, me, 0, b, 8);
-  const double t4k = half_round_trip(comm, me, 0, b, 4 << 10);
-  const double t256k = half_round_trip(comm, me, 0, b, 256 << 10);
-  const double t4m = half_round_trip(comm, me, 0, b, 4 << 20);
-  const double gap = burst_gap(comm, me, 0, b, t8);
-  quiet_barrier();
-  if (me != 0) return l;
-  l.measured = true;
-  std::tie(l.cost.alpha_us, l.cost.bytes_per_us) = line_through(8, t8, 4 << 10, t4k);
-  l.cost.alpha_us = t8_busy;  // the small-message latency itself
-  std::tie(l.cost.rndv_alpha_us, l.cost.rndv_bytes_per_us) =
-      line_through(256 << 10, t256k, 4 << 20, t4m);
-  l.cost.rndv_alpha_us += std::max(0.0, t8_busy - t8);
-  l.cost.inject_us = gap;
-  return l;
-}
+// The ladder of sizes behind the eager limit and the first rendezvous line.
+constexpr size_t kLadderFirst = 4 << 10, kLadderLast = 512 << 10, kLadderKnee = 256 << 10;
 
-// The largest message still sent eagerly between world ranks 0 and b
-// (result on rank 0, 0 if no jump is seen), between 16 KiB and 256 KiB:
-// see below.
-// `probe` gets the half round trips measured, for the file's comment.
-double eager_limit(tutti_comm_t comm, int me, int b, std::string& probe) {
-  std::vector<double> t;
-  for (size_t n = 8 << 10; n <= (512 << 10); n *= 2) t.push_back(half_round_trip(comm, me, 0, b, n));
-  MPI_Barrier(MPI_COMM_WORLD);
-  if (me != 0) return 0;
-  for (size_t i = 0; i < t.size(); ++i)
-    probe += str(i ? ", " : "", 8 << i, " KiB ", static_cast<int>(t[i] * 10 + 0.5) / 10.0, " us");
+// The largest message sent eagerly, from the ladder's half round trips `t`
+// (sizes kLadderFirst, doubling): 0 if no jump is seen.
+double eager_limit(const std::vector<double>& t) {
   // On one protocol's line (alpha + n/beta) each step up the ladder adds
   // twice what the step before added; the switch to rendezvous adds its
   // handshake on top. So the limit is where the added time grows most from
-  // one step to the next, if that is well above the line's 2x.
-  double best = 3.0;
+  // one step to the next, if that is well above the line's 2x (2.9x was
+  // seen at a real limit of 8 KiB in the machine's slow state).
+  double best = 2.5;
   size_t limit = 0;
   for (size_t i = 1; i + 1 < t.size(); ++i) {
     const double growth = (t[i + 1] - t[i]) / std::max(t[i] - t[i - 1], 0.05);
     if (growth > best) {
       best = growth;
-      limit = size_t{8 << 10} << i;
+      limit = kLadderFirst << i;
     }
   }
   return static_cast<double>(limit);
+}
+
+// Both regimes between world ranks 0 and b (result on rank 0): eager
+// messages from 8 B and 4 KiB; the eager limit from a ladder of 4-512 KiB;
+// rendezvous messages by two lines, one through the first size above the
+// limit and 256 KiB, one through 256 KiB and 4 MiB (a message costs the
+// lower: LinkCost::line).
+// Where a node's ranks outnumber its cores, the model shares the cores
+// among the CPU work (Machine::cores_per_node) but not the latency of a
+// descheduled rank, so the latency is measured while the other ranks spin
+// in a barrier (as a job's busy ranks would), the rates while they sleep
+// (on cores of the pair's own), and the rendezvous lines moved up by the
+// difference of the two latencies. On a node with a core per rank the two
+// latencies agree.
+Link measure_link(tutti_comm_t comm, int me, int b, double default_eager) {
+  Link l;
+  const double t8_busy = half_round_trip(comm, me, 0, b, 8);
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double t8 = half_round_trip(comm, me, 0, b, 8);
+  const double t4k = half_round_trip(comm, me, 0, b, 4 << 10);
+  std::vector<double> ladder;
+  for (size_t n = kLadderFirst; n <= kLadderLast; n *= 2)
+    ladder.push_back(half_round_trip(comm, me, 0, b, n));
+  const double t4m = half_round_trip(comm, me, 0, b, 4 << 20);
+  const double gap = burst_gap(comm, me, 0, b, t8);
+  quiet_barrier();
+  if (me != 0) return l;
+  l.measured = true;
+  auto at = [&](size_t n) {
+    size_t i = 0;
+    while ((kLadderFirst << i) < n) ++i;
+    return ladder[i];
+  };
+  for (size_t i = 0; i < ladder.size(); ++i)
+    l.probe += str(i ? ", " : "", kLadderFirst >> 10 << i, " KiB ",
+                   static_cast<int>(ladder[i] * 10 + 0.5) / 10.0, " us");
+  std::tie(l.cost.alpha_us, l.cost.bytes_per_us) = line_through(8, t8, 4 << 10, t4k);
+  l.cost.alpha_us = t8_busy;  // the small-message latency itself
+  const double slow_wakeup = std::max(0.0, t8_busy - t8);
+  std::tie(l.cost.rndv_alpha_us, l.cost.rndv_bytes_per_us) =
+      line_through(kLadderKnee, at(kLadderKnee), 4 << 20, t4m);
+  l.cost.rndv_alpha_us += slow_wakeup;
+  l.eager = eager_limit(ladder);
+  const size_t first_rndv = 2 * static_cast<size_t>(l.eager > 0 ? l.eager : default_eager);
+  if (first_rndv >= kLadderFirst && first_rndv < kLadderKnee) {
+    std::tie(l.cost.rndv_short_alpha_us, l.cost.rndv_short_bytes_per_us) =
+        line_through(static_cast<double>(first_rndv), at(first_rndv), kLadderKnee, at(kLadderKnee));
+    l.cost.rndv_short_alpha_us += slow_wakeup;
+  }
+  if (l.eager > 0) l.cost.eager_bytes = l.eager;
+  l.cost.inject_us = gap;
+  return l;
 }
 
 // Time of an 8 B allreduce by `algorithm` between world ranks 0 and b, in
@@ -377,15 +402,9 @@ int calibrate(const std::string& path, const std::string& command_line) {
   check(tutti_comm_create(MPI_COMM_WORLD, &comm), "tutti_comm_create");
   model::Machine m;
   Link intra, inter;
-  double eager = 0;
-  std::string eager_probe;
   try {
-    if (same_node > 0) intra = measure_link(comm, me, same_node);
-    if (other_node > 0) inter = measure_link(comm, me, other_node);
-    // The eager limit of the link between nodes where there is one (it
-    // matters most there: TCP's differs from shared memory's).
-    const int far = other_node > 0 ? other_node : same_node;
-    if (far > 0) eager = eager_limit(comm, me, far, eager_probe);
+    if (same_node > 0) intra = measure_link(comm, me, same_node, m.eager_bytes);
+    if (other_node > 0) inter = measure_link(comm, me, other_node, m.eager_bytes);
   } catch (...) {
     tutti_comm_destroy(comm);
     throw;
@@ -417,7 +436,11 @@ int calibrate(const std::string& path, const std::string& command_line) {
   if (me == 0) {
     if (intra.measured) m.intra = intra.cost;
     if (inter.measured) m.inter = inter.cost;
-    if (eager > 0) m.eager_bytes = eager;
+    // protocol.eager_bytes: the limit between nodes where there is a link
+    // between nodes (it matters most there), else inside the node; each
+    // link carries its own too.
+    const Link& far = inter.measured ? inter : intra;
+    if (far.eager > 0) m.eager_bytes = far.eager;
     m.cores_per_node = CPU_COUNT(&cpus);
     if (flag_trip) m.flag_us = *flag_trip / 2;
     m.peer_read_us = read_us;
@@ -432,8 +455,10 @@ int calibrate(const std::string& path, const std::string& command_line) {
     f << "# Machine description for tutti's cost model (docs/SCALE.md), written by\n"
       << "# " << command_line << " at " << utc_now() << ".\n"
       << "# alpha: half the round trip of 8 B; beta: the slope to 4 KiB; rndv_*: the\n"
-      << "# line through 256 KiB and 4 MiB; inject: the gap between the messages of a\n"
-      << "# burst of 64 of 8 B;\n"
+      << "# line through 256 KiB and 4 MiB; rndv_short_*: the line through the\n"
+      << "# first size above eager_bytes and 256 KiB (a rendezvous message costs\n"
+      << "# the lower line); eager_bytes: where a 4-512 KiB ladder jumps;\n"
+      << "# inject: the gap between the messages of a burst of 64 of 8 B;\n"
       << "# compute: rank 0's float32 sum and memcpy over 64 MiB and up to the cache\n"
       << "# edge, and the CPUs its node's ranks may run on; call_us: an 8 B\n"
       << "# allreduce of two ranks less alpha. Medians of 5.\n";
@@ -448,7 +473,15 @@ int calibrate(const std::string& path, const std::string& command_line) {
         std::snprintf(line, sizeof line,
                       "rndv_alpha_us = %.3f\nrndv_beta_gbps = %.3f\ninject_us = %.3f\n",
                       c.rndv_alpha_us, gbps(c.rndv_bytes_per_us), c.inject_us);
-        text += line + extra;
+        text += line;
+        if (c.rndv_short_alpha_us >= 0) {
+          std::snprintf(line, sizeof line, "rndv_short_alpha_us = %.3f\nrndv_short_beta_gbps = %.3f\n",
+                        c.rndv_short_alpha_us, gbps(c.rndv_short_bytes_per_us));
+          text += line;
+        }
+        text += l.eager > 0 ? str("eager_bytes = ", static_cast<long long>(l.eager), "\n")
+                            : std::string("# eager_bytes: no jump seen from 4 to 512 KiB\n");
+        text += str("# (half round trips: ", l.probe, ")\n") + extra;
       }
       return text;
     };
@@ -483,8 +516,7 @@ int calibrate(const std::string& path, const std::string& command_line) {
       f << "cache_bytes = 0  # no cache edge seen from 256 KiB to 64 MiB\n";
     }
     f << "[protocol]\neager_bytes = " << static_cast<long long>(m.eager_bytes)
-      << (eager > 0 ? "" : "  # not measured (no jump seen from 8 KiB to 512 KiB): default")
-      << (eager_probe.empty() ? "" : "\n# (half round trips: " + eager_probe + ")")
+      << (far.eager > 0 ? "" : "  # not measured (no jump seen from 4 KiB to 512 KiB): default")
       << "\n";
     std::snprintf(line, sizeof line, "call_us = %.3f%s\n", m.call_us,
                   peer > 0 ? "" : "  # not measured (one rank): default");

@@ -56,6 +56,12 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else if (name == "intra.rndv_beta_gbps") m.intra.rndv_bytes_per_us = positive() * 1e3;
     else if (name == "inter.rndv_alpha_us") m.inter.rndv_alpha_us = v;
     else if (name == "inter.rndv_beta_gbps") m.inter.rndv_bytes_per_us = positive() * 1e3;
+    else if (name == "intra.rndv_short_alpha_us") m.intra.rndv_short_alpha_us = v;
+    else if (name == "intra.rndv_short_beta_gbps") m.intra.rndv_short_bytes_per_us = positive() * 1e3;
+    else if (name == "inter.rndv_short_alpha_us") m.inter.rndv_short_alpha_us = v;
+    else if (name == "inter.rndv_short_beta_gbps") m.inter.rndv_short_bytes_per_us = positive() * 1e3;
+    else if (name == "intra.eager_bytes") m.intra.eager_bytes = v;
+    else if (name == "inter.eager_bytes") m.inter.eager_bytes = v;
     else if (name == "intra.inject_us") m.intra.inject_us = v;
     else if (name == "intra.flag_us") m.flag_us = v;
     else if (name == "intra.peer_read_us") m.peer_read_us = v;
@@ -73,9 +79,10 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else
       fail(TUTTI_ERR_INVALID_ARGUMENT, where, "unknown key '", name,
            "' (known: intra.alpha_us, intra.beta_gbps, intra.rndv_alpha_us, intra.rndv_beta_gbps, "
+           "intra.rndv_short_alpha_us, intra.rndv_short_beta_gbps, intra.eager_bytes, "
            "intra.inject_us, intra.flag_us, intra.peer_read_us, inter.alpha_us, inter.beta_gbps, "
-           "inter.rndv_alpha_us, "
-           "inter.rndv_beta_gbps, inter.inject_us, "
+           "inter.rndv_alpha_us, inter.rndv_beta_gbps, inter.rndv_short_alpha_us, "
+           "inter.rndv_short_beta_gbps, inter.eager_bytes, inter.inject_us, "
            "inter.nics, compute.reduce_gbps, compute.copy_gbps, compute.cores_per_node, "
            "compute.cache_bytes, compute.reduce_cached_gbps, compute.copy_cached_gbps, "
            "protocol.eager_bytes, "

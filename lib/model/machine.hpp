@@ -6,6 +6,7 @@
 // are this project's test machine and its emulated cluster.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 
@@ -14,9 +15,9 @@ namespace tutti::model {
 struct LinkCost {
   double alpha_us = 0;        // latency of one message
   double bytes_per_us = 1e3;  // bandwidth (1e3 bytes/us = 1 GB/s)
-  // Messages above Machine::eager_bytes (rendezvous: a handshake, then the
-  // data, often by another mechanism) may cost differently; negative: as
-  // the small ones.
+  // Messages above the eager limit (rendezvous: a handshake, then the data,
+  // often by another mechanism) may cost differently; negative: as the
+  // small ones.
   double rndv_alpha_us = -1;
   double rndv_bytes_per_us = -1;
   // Per message: a port (a rank's, inside a node; a NIC, between nodes)
@@ -24,10 +25,38 @@ struct LinkCost {
   // rate; LogGP's gap). A lone message still costs alpha + bytes/beta; a
   // burst of k small ones from one port takes (k-1) * inject_us longer.
   double inject_us = 0;
+  // The first rendezvous sizes may follow a line of their own: a message's
+  // time per byte falls as it grows (the protocol pipelines, the copy
+  // mechanism changes), so one line through 256 KiB and 4 MiB puts a
+  // handshake of 25-28 us on a 16 KiB message that takes 6-7 us in all
+  // (docs/SCALE.md, "Rendezvous"). A rendezvous message costs the lower of
+  // the two lines (a concave cost); negative: the one line.
+  double rndv_short_alpha_us = -1;
+  double rndv_short_bytes_per_us = -1;
+  // The largest message this link sends eagerly; negative: the machine's
+  // protocol.eager_bytes. Shared memory and TCP switch at different sizes.
+  double eager_bytes = -1;
 
   double alpha(bool eager) const { return eager || rndv_alpha_us < 0 ? alpha_us : rndv_alpha_us; }
   double rate(bool eager) const {
     return eager || rndv_bytes_per_us <= 0 ? bytes_per_us : rndv_bytes_per_us;
+  }
+  // What a message of `bytes` costs: it holds its ports for bytes /
+  // bytes_per_us and arrives alpha_us after that.
+  struct Line {
+    double alpha_us;
+    double bytes_per_us;
+    double us(double bytes) const { return alpha_us + bytes / bytes_per_us; }
+  };
+  Line line(double bytes, bool eager) const {
+    const Line one{alpha(eager), rate(eager)};
+    if (eager || rndv_short_alpha_us < 0 || rndv_short_bytes_per_us <= 0) return one;
+    const double first = rndv_short_alpha_us + bytes / rndv_short_bytes_per_us;
+    if (first >= one.us(bytes)) return one;
+    // The first line is a lone message's time (a ping-pong); a port still
+    // streams at the link's rendezvous rate, so the rest is latency (the
+    // handshake), which a pipeline's next message overlaps.
+    return {std::max(0.0, first - bytes / one.bytes_per_us), one.bytes_per_us};
   }
 };
 
@@ -69,8 +98,12 @@ struct Machine {
   // count puts it into the measured alpha already.
   int cores_per_node = 0;
   // Messages up to this size are eager: the send completes once injected,
-  // without waiting for the receive to be posted.
+  // without waiting for the receive to be posted (a link's own
+  // LinkCost::eager_bytes overrides it).
   double eager_bytes = 8192;
+  bool eager(const LinkCost& link, double bytes) const {
+    return bytes <= (link.eager_bytes >= 0 ? link.eager_bytes : eager_bytes);
+  }
   // What a collective call costs beyond its messages and local work (the
   // software path: dispatch, schedule lookup, entering and leaving the
   // progress loop), charged once per call.

@@ -200,7 +200,14 @@ class VirtualRun {
     return {moved_sender(src, dst, rep_l_, topo_.nranks, symmetry_), dst % rep_l_, index};
   }
 
-  bool eager(size_t bytes) const { return static_cast<double>(bytes) <= m_.eager_bytes; }
+  const LinkCost& link_of(const MessageKey& k) const {
+    const bool same_node = topo_.node_of_rank[static_cast<size_t>(k.src)] ==
+                           topo_.node_of_rank[static_cast<size_t>(k.dst)];
+    return same_node ? m_.intra : m_.inter;
+  }
+  bool eager(const MessageKey& k, size_t bytes) const {
+    return m_.eager(link_of(k), static_cast<double>(bytes));
+  }
 
   // Puts the message on its links from `depart`; returns (when the sender's
   // side is done, when the data is at the receiver).
@@ -223,14 +230,15 @@ class VirtualRun {
       out = &egress_[static_cast<size_t>(src_node * nics + k.src % nics)];
       in = &ingress_[static_cast<size_t>(dst_node * nics + k.dst % nics)];
     }
-    const bool small = eager(bytes);
+    const bool small = eager(k, bytes);
+    const LinkCost::Line cost = link.line(static_cast<double>(bytes), small);
     // A flag through the segment is a store another core sees, not a
     // message; but where ranks share cores its waiter may first have to be
     // woken, which the link's alpha, calibrated at that shape, includes.
     const bool flag = (k.index & kFlagIndex) != 0;
     const bool own_cores = cores_[static_cast<size_t>(node_of(k.dst))].empty();
-    const double alpha = flag && own_cores && m_.flag_us >= 0 ? m_.flag_us : link.alpha(small);
-    const double wire = static_cast<double>(bytes) / link.rate(small);
+    const double alpha = flag && own_cores && m_.flag_us >= 0 ? m_.flag_us : cost.alpha_us;
+    const double wire = static_cast<double>(bytes) / cost.bytes_per_us;
     // The ports take the next message once these bytes are through, and
     // not before the message rate allows (inject_us).
     const double hold = std::max(flag ? 0.0 : link.inject_us, wire);
@@ -259,7 +267,7 @@ class VirtualRun {
   // `rank` posted the send (or receive) of message k.
   void post_send(int rank, const MessageKey& k, size_t bytes, double now) {
     auto it = recvs_.find(k);
-    if (eager(bytes)) {
+    if (eager(k, bytes)) {
       const auto [sent, arrival] = transfer(k, bytes, now);
       complete(rank, sent);
       if (it != recvs_.end()) {

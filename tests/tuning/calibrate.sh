@@ -4,7 +4,7 @@
 # and the compute figures measured (positive, and not the defaults; the
 # node's CPUs; the cache edge and the rates below it where one is seen; the
 # segment's flag, peer-read and direct-call costs) and
-# [inter] marked as not measured.
+# [inter] marked as not measured; the two rendezvous lines.
 # Usage: calibrate.sh TUTTI_TUNE TUTTI_SIM
 set -euo pipefail
 tune=$1 sim=$2
@@ -29,6 +29,13 @@ for key in intra.alpha_us intra.beta_gbps compute.reduce_gbps compute.copy_gbps;
   expect_number "$key" '>' "measured and positive"
 done
 expect_number intra.inject_us '>=' "measured"
+# The rendezvous lines: the first sizes' line costs less at its first size
+# than the large messages' line (else it says nothing), and the ladder
+# behind the eager limit is in the file.
+expect_number intra.rndv_short_beta_gbps '>' "measured"
+expect "awk -v a='$(value intra rndv_short_alpha_us)' -v A='$(value intra rndv_alpha_us)' 'BEGIN {exit !(a != \"\" && a + 0 < A + 0)}'" \
+  "intra.rndv_short_alpha_us below intra.rndv_alpha_us"
+expect "grep -q '^# (half round trips: 4 KiB' '$file'" "the eager ladder's half round trips are in the file"
 cores=$(value compute cores_per_node)
 expect "[ '$cores' = $(nproc) ]" "compute.cores_per_node = $cores, the CPUs the ranks may run on ($(nproc))"
 expect_number compute.cache_bytes '>=' "measured"

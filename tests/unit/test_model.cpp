@@ -451,6 +451,53 @@ TEST_CASE("model: machine descriptions", "[model]") {
   CHECK_THROWS_AS(model::load_machine("/nonexistent/machine.toml"), Error);
 }
 
+// Rendezvous messages follow two lines (calibrated through the first size
+// above the eager limit and 256 KiB, and through 256 KiB and 4 MiB): a
+// message costs the lower, and its ports stream at the large line's rate.
+// Each link may switch protocol at its own size.
+TEST_CASE("model: the first rendezvous sizes and per-link eager limits", "[model]") {
+  const model::Machine m = model::parse_machine(
+      "[intra]\nalpha_us = 0.3\nbeta_gbps = 6\nrndv_alpha_us = 25\nrndv_beta_gbps = 10\n"
+      "rndv_short_alpha_us = 4\nrndv_short_beta_gbps = 5\neager_bytes = 8192\n"
+      "[inter]\nalpha_us = 20\nbeta_gbps = 1\n[protocol]\neager_bytes = 32768\ncall_us = 0\n",
+      "short.toml");
+  CHECK(m.intra.eager_bytes == 8192);
+  CHECK(m.inter.eager_bytes < 0);
+  CHECK(m.intra.rndv_short_alpha_us == 4);
+  CHECK(m.intra.rndv_short_bytes_per_us == 5e3);
+  CHECK(m.eager(m.intra, 8192));
+  CHECK_FALSE(m.eager(m.intra, 16384));
+  CHECK(m.eager(m.inter, 32768));  // the machine's limit
+  CHECK_FALSE(m.eager(m.inter, 65536));
+  // 16 KiB: the first line (4 + 3.3 us against 25 + 1.6): a lone message
+  // takes the first line's time, its ports are busy for bytes / 10 GB/s.
+  const model::LinkCost::Line small = m.intra.line(16384, false);
+  CHECK(small.bytes_per_us == 10e3);
+  CHECK(small.us(16384) == Approx(4 + 16384 / 5e3));
+  // 4 MiB: the large line.
+  const model::LinkCost::Line large = m.intra.line(4 << 20, false);
+  CHECK(large.alpha_us == 25);
+  CHECK(large.us(4 << 20) == Approx(25 + (4 << 20) / 10e3));
+  // Eager messages never take a rendezvous line.
+  CHECK(m.intra.line(4096, true).us(4096) == Approx(0.3 + 4096 / 6e3));
+
+  // A bcast of 16 KiB between two ranks of one node: one rendezvous
+  // message on the first line; of 8 KiB: eager.
+  const algos::Algorithm* bcast = algos::find_algorithm(Collective::Bcast, "tree");
+  REQUIRE(bcast);
+  const Topology node = model::model_topology(2, 2);
+  CollArgs args{.coll = Collective::Bcast, .count = 4096, .dtype = Datatype::Float32};
+  args.params.chunk_bytes = 4 << 20;
+  CHECK(model::predict(*bcast, args, node, m).us == Approx(4 + 16384 / 5e3));
+  args.count = 2048;
+  CHECK(model::predict(*bcast, args, node, m).us == Approx(0.3 + 8192 / 6e3));
+  // Without the first line the 16 KiB message pays the large line's alpha.
+  model::Machine one = m;
+  one.intra.rndv_short_alpha_us = -1;
+  args.count = 4096;
+  CHECK(model::predict(*bcast, args, node, one).us == Approx(25 + 16384 / 10e3));
+}
+
 }  // namespace tutti::testing
 
 namespace tutti::testing {
