@@ -69,8 +69,8 @@ int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[
 int MPI_Bcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm) {
   return serve(
       comm, Coll::bcast, [&] { return why_not_bytes(count, dt); },
-      [&] { return *block_bytes(count, dt); },
-      [&](tutti_comm_t t) { return tutti_bcast(buf, *block_bytes(count, dt), TUTTI_UINT8, root, t); },
+      [&] { return block_bytes(count, dt); },
+      [&](tutti_comm_t t) { return tutti_bcast(buf, block_bytes(count, dt), TUTTI_UINT8, root, t); },
       [&] { return PMPI_Bcast(buf, count, dt, root, comm); });
 }
 
@@ -79,9 +79,9 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   return serve(
       comm, Coll::allgather,
       [&] { return why_not_symmetric(sendbuf, sendcount, sendtype, recvcount, recvtype); },
-      [&] { return *block_bytes(recvcount, recvtype); },
+      [&] { return block_bytes(recvcount, recvtype); },
       [&](tutti_comm_t t) {
-        return tutti_allgather(sendbuf, recvbuf, *block_bytes(recvcount, recvtype), TUTTI_UINT8, t);
+        return tutti_allgather(sendbuf, recvbuf, block_bytes(recvcount, recvtype), TUTTI_UINT8, t);
       },
       [&] {
         return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
@@ -93,9 +93,9 @@ int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   return serve(
       comm, Coll::alltoall,
       [&] { return why_not_symmetric(sendbuf, sendcount, sendtype, recvcount, recvtype); },
-      [&] { return *block_bytes(recvcount, recvtype); },
+      [&] { return block_bytes(recvcount, recvtype); },
       [&](tutti_comm_t t) {
-        return tutti_alltoall(sendbuf, recvbuf, *block_bytes(recvcount, recvtype), TUTTI_UINT8, t);
+        return tutti_alltoall(sendbuf, recvbuf, block_bytes(recvcount, recvtype), TUTTI_UINT8, t);
       },
       [&] {
         return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);

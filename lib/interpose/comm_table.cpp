@@ -29,23 +29,12 @@ std::mutex table_mutex;
 int keyval = MPI_KEYVAL_INVALID;
 std::vector<Entry*> live;  // creation order
 
-// The last communicator this thread looked up, valid while no entry has
-// been deleted since (an attribute lookup costs about 20-30 ns; a program
-// calls its collectives on the same few communicators).
-std::atomic<uint64_t> deletions{0};
-struct LastLookup {
-  MPI_Comm comm = MPI_COMM_NULL;
-  Entry* entry = nullptr;
-  uint64_t deletions = ~uint64_t{0};
-};
-thread_local LastLookup last;
-
 // MPI is up: set once seen, cleared by MPI_Finalize (lifecycle.cpp).
 std::atomic<bool> mpi_up{false};
 
 int delete_entry(MPI_Comm, int, void* attribute, void*) {
   auto* entry = static_cast<Entry*>(attribute);
-  deletions.fetch_add(1);
+  detail::deletions.fetch_add(1);
   {
     std::lock_guard lock(table_mutex);
     live.erase(std::remove(live.begin(), live.end(), entry), live.end());
@@ -111,10 +100,8 @@ bool interposition_enabled() {
   return on;
 }
 
-Route route_for(MPI_Comm comm) {
+Route detail::look_up(MPI_Comm comm) {
   if (!interposition_enabled()) return {nullptr, Pass::disabled};
-  if (comm == last.comm && last.deletions == deletions.load(std::memory_order_acquire))
-    return {last.entry->tutti, last.entry->reason, &last.entry->policy};
   if (!mpi_up.load(std::memory_order_acquire)) {
     int initialized = 0, finalized = 0;
     PMPI_Initialized(&initialized);
@@ -124,7 +111,7 @@ Route route_for(MPI_Comm comm) {
   }
   if (comm == MPI_COMM_NULL) return {nullptr, Pass::not_ready};
   if (keyval == MPI_KEYVAL_INVALID && !make_keyval()) return {nullptr, Pass::not_ready};
-  const uint64_t deletions_before = deletions.load(std::memory_order_acquire);
+  const uint64_t deletions_before = detail::deletions.load(std::memory_order_acquire);
 
   void* found = nullptr;
   int has = 0;
@@ -135,13 +122,14 @@ Route route_for(MPI_Comm comm) {
     if (!found) return {nullptr, Pass::not_ready};
   }
   auto* entry = static_cast<Entry*>(found);
-  last = {comm, entry, deletions_before};
-  return {entry->tutti, entry->reason, &entry->policy};
+  const Route route{entry->tutti, entry->reason, &entry->policy};
+  detail::last_lookup = {comm, route, deletions_before};
+  return route;
 }
 
 void destroy_all_communicators() {
   mpi_up.store(false, std::memory_order_release);
-  last = {};
+  detail::last_lookup = {};
   std::vector<Entry*> newest_first;
   {
     std::lock_guard lock(table_mutex);

@@ -10,6 +10,9 @@
 
 #include <mpi.h>
 
+#include <atomic>
+#include <cstdint>
+
 #include "interpose/policy.hpp"
 #include "interpose/stats.hpp"
 #include "tutti/tutti.h"
@@ -28,8 +31,29 @@ struct Route {
 bool interposition_enabled();
 
 // The answer depends only on the communicator (the same on every rank of it).
-// Creates the tutti communicator on first use.
-Route route_for(MPI_Comm comm);
+// Creates the tutti communicator on first use. The last communicator this
+// thread looked up is answered inline (an attribute lookup costs about
+// 20-30 ns; a program calls its collectives on the same few communicators),
+// valid while no entry has been deleted since: every call runs this, and
+// out of line its entry cost more than its work (docs/PERFORMANCE.md,
+// libtutti-mpi).
+namespace detail {
+struct LastLookup {
+  MPI_Comm comm = MPI_COMM_NULL;
+  Route route;
+  uint64_t deletions = ~uint64_t{0};
+};
+inline thread_local LastLookup last_lookup;
+inline std::atomic<uint64_t> deletions{0};
+Route look_up(MPI_Comm comm);  // the rest of route_for
+}  // namespace detail
+
+inline Route route_for(MPI_Comm comm) {
+  const detail::LastLookup& last = detail::last_lookup;
+  if (comm == last.comm && last.deletions == detail::deletions.load(std::memory_order_acquire))
+    return last.route;
+  return detail::look_up(comm);
+}
 
 // Called by MPI_Finalize before the MPI library finalises.
 void destroy_all_communicators();

@@ -68,9 +68,9 @@ int MPI_Ibcast(void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm,
                MPI_Request* request) {
   return serve_nonblocking(
       comm, Coll::bcast, request, [&] { return why_not_bytes(count, dt); },
-      [&] { return *block_bytes(count, dt); },
+      [&] { return block_bytes(count, dt); },
       [&](tutti_comm_t t, tutti_request_t* r) {
-        return tutti_ibcast(buf, *block_bytes(count, dt), TUTTI_UINT8, root, t, r);
+        return tutti_ibcast(buf, block_bytes(count, dt), TUTTI_UINT8, root, t, r);
       },
       [&] { return PMPI_Ibcast(buf, count, dt, root, comm, request); });
 }
@@ -80,9 +80,9 @@ int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   return serve_nonblocking(
       comm, Coll::allgather, request,
       [&] { return why_not_symmetric(sendbuf, sendcount, sendtype, recvcount, recvtype); },
-      [&] { return *block_bytes(recvcount, recvtype); },
+      [&] { return block_bytes(recvcount, recvtype); },
       [&](tutti_comm_t t, tutti_request_t* r) {
-        return tutti_iallgather(sendbuf, recvbuf, *block_bytes(recvcount, recvtype), TUTTI_UINT8,
+        return tutti_iallgather(sendbuf, recvbuf, block_bytes(recvcount, recvtype), TUTTI_UINT8,
                                 t, r);
       },
       [&] {
@@ -96,9 +96,9 @@ int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   return serve_nonblocking(
       comm, Coll::alltoall, request,
       [&] { return why_not_symmetric(sendbuf, sendcount, sendtype, recvcount, recvtype); },
-      [&] { return *block_bytes(recvcount, recvtype); },
+      [&] { return block_bytes(recvcount, recvtype); },
       [&](tutti_comm_t t, tutti_request_t* r) {
-        return tutti_ialltoall(sendbuf, recvbuf, *block_bytes(recvcount, recvtype), TUTTI_UINT8,
+        return tutti_ialltoall(sendbuf, recvbuf, block_bytes(recvcount, recvtype), TUTTI_UINT8,
                                t, r);
       },
       [&] {

@@ -15,11 +15,6 @@ int trials_per_side() {
   return trials;
 }
 
-int Policy::slot_of(Coll coll, size_t bytes) {
-  const int size_class = std::min(kClasses - 1, static_cast<int>(std::bit_width(bytes)));
-  return static_cast<int>(coll) * kClasses + size_class;
-}
-
 Policy::Side Policy::decided(Coll coll, size_t bytes) const {
   const Class& c = classes_[slot_of(coll, bytes)];
   return c.winner == static_cast<int8_t>(Side::mpi) ? Side::mpi : Side::tutti;
@@ -43,12 +38,11 @@ bool Policy::trial_is_timed(int call, int per_side) { return call != 0 && call !
 // rate of consecutive calls, which is what its later calls will see (an MPI
 // root that sends eagerly runs ahead of its receivers; alternating sides
 // stopped it at every tutti call and timed MPI's latency instead).
-Policy::Choice Policy::choose(Coll coll, size_t bytes) {
+Policy::Choice Policy::choose_on_trial(Coll coll, size_t bytes) {
   if (coll == Coll::alltoallv || trials_per_side() == 0) return {};
   const int slot = slot_of(coll, bytes);
   Class& c = classes_[slot];
-  if (!c.trying) {
-    if (++c.since < c.next_trial) return {static_cast<Side>(c.winner), false, slot};
+  if (!c.trying) {  // choose() counted this call: it is the one that starts a trial
     c.trying = true;  // try again (see policy.hpp)
     c.calls = 0;
     c.seconds = {};

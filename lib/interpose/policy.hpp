@@ -28,7 +28,9 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 
@@ -50,8 +52,16 @@ class Policy {
     int per_side = 0;  // a trial's class: timed calls per side
   };
 
-  // For a blocking call.
-  Choice choose(Coll coll, size_t bytes);
+  // For a blocking call. A decided class is answered inline: every call
+  // asks, and out of line the call cost more than the answer.
+  Choice choose(Coll coll, size_t bytes) {
+    if (coll != Coll::alltoallv) {
+      const int slot = slot_of(coll, bytes);
+      Class& c = classes_[slot];
+      if (!c.trying && ++c.since < c.next_trial) return {static_cast<Side>(c.winner), false, slot};
+    }
+    return choose_on_trial(coll, bytes);
+  }
   // For a non-blocking call: the decided side, tutti until then.
   Side decided(Coll coll, size_t bytes) const;
   // After a trial call: its time on this rank. The last trial of a class
@@ -84,7 +94,12 @@ class Policy {
     uint32_t since = 0;                 // calls since the last decision
     uint32_t next_trial = kFirstRetrial;  // ... at which the next trial starts
   };
-  static int slot_of(Coll coll, size_t bytes);
+  static int slot_of(Coll coll, size_t bytes) {
+    const int size_class = std::min(kClasses - 1, static_cast<int>(std::bit_width(bytes)));
+    return static_cast<int>(coll) * kClasses + size_class;
+  }
+  // The rest of choose(): a trial call, or the first of a new trial.
+  Choice choose_on_trial(Coll coll, size_t bytes);
   std::array<Class, static_cast<int>(Coll::count_) * kClasses> classes_{};
 };
 

@@ -7,14 +7,20 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace tutti::interpose {
 namespace {
 
 constexpr int kReasons = static_cast<int>(Pass::count_);
-std::atomic<uint64_t> ran_in_tutti{0};
-std::array<std::atomic<uint64_t>, kReasons> passed{};
+
+// Every thread's counters. They outlive their threads (a program's threads
+// are few), so a thread that has ended still counts.
+std::mutex threads_mutex;
+auto* all_threads = new std::vector<std::unique_ptr<detail::Counters>>;
 
 bool stats_requested() {
   const char* v = std::getenv("TUTTI_MPI_STATS");
@@ -22,6 +28,12 @@ bool stats_requested() {
 }
 
 }  // namespace
+
+detail::Counters& detail::register_thread() {
+  std::lock_guard lock(threads_mutex);
+  this_thread_counters = all_threads->emplace_back(std::make_unique<Counters>()).get();
+  return *this_thread_counters;
+}
 
 const char* pass_reason_name(Pass reason) {
   switch (reason) {
@@ -40,18 +52,15 @@ const char* pass_reason_name(Pass reason) {
   return "?";
 }
 
-void count_ran_in_tutti() { ran_in_tutti.fetch_add(1, std::memory_order_relaxed); }
-
-void count_passed(Pass reason) {
-  passed[static_cast<int>(reason)].fetch_add(1, std::memory_order_relaxed);
-}
-
 void report_stats() {
   if (!stats_requested()) return;
   // Every rank reads the same variable (mpirun -x), so all take part.
   std::array<unsigned long long, kReasons + 1> mine{}, total{};
-  mine[0] = ran_in_tutti.load();
-  for (int i = 0; i < kReasons; ++i) mine[i + 1] = passed[i].load();
+  {
+    std::lock_guard lock(threads_mutex);
+    for (const auto& thread : *all_threads)
+      for (int i = 0; i <= kReasons; ++i) mine[i] += thread->n[i].load(std::memory_order_relaxed);
+  }
   if (PMPI_Reduce(mine.data(), total.data(), kReasons + 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                   MPI_COMM_WORLD) != MPI_SUCCESS)
     return;
