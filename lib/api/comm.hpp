@@ -5,10 +5,12 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -153,11 +155,11 @@ class Comm {
     bool direct = false;  // a blocking call may run algorithm->run_direct
   };
 
-  // The cached plan for `args`, or one built into `uncached` (alltoallv).
-  const Plan& plan_for(const CollArgs& args, Plan& uncached);
+  // The cached plan for `args`.
+  const Plan& plan_for(const CollArgs& args);
   // What every collective call does first: refuses on a failed
   // communicator, finds the plan, counts, and labels the call.
-  const Plan& begin_call(const CollArgs& args, Plan& uncached, OpLabel& label);
+  const Plan& begin_call(const CollArgs& args, OpLabel& label);
   // Starts `plan` as an operation in flight (through CUDA ordering, the
   // shared-segment queue or at once).
   std::shared_ptr<Operation> launch(const CollArgs& args, const Plan& plan, const OpLabel& label,
@@ -214,6 +216,33 @@ class Comm {
   std::unordered_map<CallKey, Plan, CallKeyHash> plans_;
   CallKey last_key_{};
   const Plan* last_plan_ = nullptr;  // plans_'s entry for last_key_
+  // alltoallv's last plan and the counts and displacements it was built for.
+  struct AlltoallvPlan {
+    Plan plan;
+    CallKey key{};
+    // Send counts, send displacements, receive counts, receive
+    // displacements, one after the other, and how many of each.
+    std::vector<size_t> layout;
+    std::array<size_t, 4> sizes{};
+    bool same_layout(const CollArgs& a) const {
+      size_t at = 0, i = 0;
+      for (const auto part : {a.send_counts, a.send_displs, a.recv_counts, a.recv_displs}) {
+        if (part.size() != sizes[i++] || !std::equal(part.begin(), part.end(), layout.begin() + at))
+          return false;
+        at += part.size();
+      }
+      return true;
+    }
+    void keep_layout(const CollArgs& a) {
+      layout.clear();
+      size_t i = 0;
+      for (const auto part : {a.send_counts, a.send_displs, a.recv_counts, a.recv_displs}) {
+        layout.insert(layout.end(), part.begin(), part.end());
+        sizes[i++] = part.size();
+      }
+    }
+  };
+  AlltoallvPlan last_alltoallv_;
   ScratchPool scratch_;
 #if TUTTI_HAVE_CUDA
   ScratchPool device_scratch_;  // for schedules on device buffers

@@ -431,4 +431,47 @@ TEST_CASE("large collectives followed by MPI calls never leave a peer waiting", 
   CHECK(ok);
 }
 
+// alltoallv keeps its last schedule with the counts and displacements it
+// was built for: a call that repeats them replays it, any other rebuilds.
+TEST_CASE("alltoallv replays its schedule only for the same counts and displacements", "[api]") {
+  const int p = world_size(), me = world_rank();
+  // Rank r sends r + q + extra floats to q, each block `gap` floats after
+  // the one before;
+  // each float says who sent it, to whom and where in the block it stood.
+  auto exchange = [&](size_t extra, size_t gap) {
+    std::vector<size_t> send_counts(p), send_displs(p), recv_counts(p), recv_displs(p);
+    size_t sent = 0, received = 0;
+    for (int q = 0; q < p; ++q) {
+      send_counts[q] = static_cast<size_t>(me + q) + extra;
+      send_displs[q] = sent + gap;
+      sent += gap + send_counts[q];
+      recv_counts[q] = static_cast<size_t>(q + me) + extra;
+      recv_displs[q] = received + gap;
+      received += gap + recv_counts[q];
+    }
+    std::vector<float> in(sent, -1.0f), out(received, -1.0f);
+    for (int q = 0; q < p; ++q)
+      for (size_t i = 0; i < send_counts[q]; ++i)
+        in[send_displs[q] + i] = static_cast<float>(me * 10000 + q * 100 + static_cast<int>(i));
+    tutti_comm_stats_t before{}, after{};
+    REQUIRE(tutti_comm_stats(world(), &before) == 0);
+    REQUIRE(tutti_alltoallv(in.data(), send_counts.data(), send_displs.data(), out.data(),
+                            recv_counts.data(), recv_displs.data(), TUTTI_FLOAT32, world()) == 0);
+    REQUIRE(tutti_comm_stats(world(), &after) == 0);
+    bool right = true;
+    for (int q = 0; q < p; ++q)
+      for (size_t i = 0; i < recv_counts[q]; ++i)
+        right = right && out[recv_displs[q] + i] ==
+                             static_cast<float>(q * 10000 + me * 100 + static_cast<int>(i));
+    CHECK(all_ranks(right));
+    return after.schedule_builds - before.schedule_builds;
+  };
+  CHECK(exchange(1, 0) == 1);
+  CHECK(exchange(1, 0) == 0);  // the same layout: replayed
+  CHECK(exchange(1, 0) == 0);
+  CHECK(exchange(2, 0) == 1);  // other counts
+  CHECK(exchange(2, 3) == 1);  // other displacements
+  CHECK(exchange(1, 0) == 1);  // only the last layout is kept
+}
+
 }  // namespace tutti::testing
