@@ -251,6 +251,13 @@ const TuningTable& builtin_tuning() {
     // 0.36-1.20 (3 alternating jobs with the cores close, 2026-11-24).
     add_one_node(Collective::ReduceScatter, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Alltoall, 0, kAny, "shm", 256 * K);
+    // alltoallv (its rules see no size: the counts differ between ranks):
+    // blocks of up to 3 KiB through the flag lines, larger ones as
+    // "pairwise" sends them. 8-512 B: 0.64-0.82 of Open MPI's time against
+    // pairwise's 1.2-3.6 (2 and 4 ranks, alternating jobs, 2026-11-28:
+    // docs/perf/alltoallv-shm-2026-11-28.txt); from 32 KiB the same
+    // messages as pairwise.
+    add_one_node(Collective::Alltoallv, 0, kAny, "shm", 0);
     // Where ranks share cores, a barrier through one leader: after the
     // all-to-all flags of "shm" every rank is released at once, and a small
     // call right after it waited for a descheduled root (4 ranks on 2 cores,

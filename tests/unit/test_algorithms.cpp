@@ -474,6 +474,36 @@ namespace tutti::testing {
 // The algorithms with a radix (params.radix): every radix, including ones
 // that are not powers of two and larger than the rank count, on rank counts
 // that are and are not powers of the radix, with roots other than 0.
+// alltoallv "shm" sends each block its own way: in one signal, in several
+// (up to 4 a round, over several rounds), or as a message. Counts around
+// `base` elements of 8 bytes put the blocks of one call in all three
+// (carry_bytes is 384 on these rank counts: 0-47 elements one signal,
+// -384 several, beyond a message).
+TEST_CASE("alltoallv shm: blocks in one signal, in several rounds and as messages", "[algorithms][sim]") {
+  const algos::Algorithm* shm = algos::find_algorithm(Collective::Alltoallv, "shm");
+  REQUIRE(shm);
+  uint64_t seed = 7000;
+  for (int p : {2, 3, 4, 5, 8}) {
+    for (size_t base : {size_t{20}, size_t{200}, size_t{400}}) {
+      for (bool in_place : {false, true}) {
+        for (auto mode : {SimNetwork::Mode::Eager, SimNetwork::Mode::Rendezvous}) {
+          Case c;
+          c.nranks = p;
+          c.mode = mode;
+          c.args.coll = Collective::Alltoallv;
+          c.args.count = base;
+          c.args.dtype = Datatype::Float64;
+          c.args.in_place = in_place;
+          bool ran = false;
+          const std::string error = run_case(*shm, c, ++seed, ran);
+          CHECK(ran);
+          if (!error.empty()) FAIL(describe_case(*shm, c) << ": " << error);
+        }
+      }
+    }
+  }
+}
+
 TEST_CASE("radix algorithms are right at every radix", "[algorithms][sim]") {
   const algos::Algorithm* algos_with_radix[] = {
       algos::find_algorithm(Collective::Allreduce, "recursive_multiplying"),
