@@ -39,7 +39,8 @@ bool Policy::trial_is_timed(int call, int per_side) { return call != 0 && call !
 // root that sends eagerly runs ahead of its receivers; alternating sides
 // stopped it at every tutti call and timed MPI's latency instead).
 Policy::Choice Policy::choose_on_trial(Coll coll, size_t bytes) {
-  if (coll == Coll::alltoallv || trials_per_side() == 0) return {};
+  if (trials_per_side() == 0) return {};
+  if (coll == Coll::alltoallv) bytes = 0;  // one class, one trial length (slot_of)
   const int slot = slot_of(coll, bytes);
   Class& c = classes_[slot];
   if (!c.trying) {  // choose() counted this call: it is the one that starts a trial

@@ -38,7 +38,7 @@ namespace tutti::interpose {
 
 enum class Coll : int {
   allreduce, reduce, reduce_scatter, bcast, allgather, alltoall, gather, scatter, barrier,
-  alltoallv,  // never tried: its sizes differ by rank, so classes would not agree
+  alltoallv,  // one class for every size: its sizes differ by rank (slot_of)
   count_
 };
 
@@ -55,11 +55,9 @@ class Policy {
   // For a blocking call. A decided class is answered inline: every call
   // asks, and out of line the call cost more than the answer.
   Choice choose(Coll coll, size_t bytes) {
-    if (coll != Coll::alltoallv) {
-      const int slot = slot_of(coll, bytes);
-      Class& c = classes_[slot];
-      if (!c.trying && ++c.since < c.next_trial) return {static_cast<Side>(c.winner), false, slot};
-    }
+    const int slot = slot_of(coll, bytes);
+    Class& c = classes_[slot];
+    if (!c.trying && ++c.since < c.next_trial) return {static_cast<Side>(c.winner), false, slot};
     return choose_on_trial(coll, bytes);
   }
   // For a non-blocking call: the decided side, tutti until then.
@@ -94,7 +92,11 @@ class Policy {
     uint32_t since = 0;                 // calls since the last decision
     uint32_t next_trial = kFirstRetrial;  // ... at which the next trial starts
   };
+  // alltoallv has one class whatever its size: each rank's bytes differ,
+  // and a class must be the same on every rank of a call (a program's
+  // alltoallv calls are mostly of one kind; the re-trials follow a change).
   static int slot_of(Coll coll, size_t bytes) {
+    if (coll == Coll::alltoallv) bytes = 0;
     const int size_class = std::min(kClasses - 1, static_cast<int>(std::bit_width(bytes)));
     return static_cast<int>(coll) * kClasses + size_class;
   }

@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
     const int iters = iterations_for(bytes, o.iters);
     const int floats = static_cast<int>(bytes / sizeof(float));
     const int nbytes = static_cast<int>(bytes);
+    // alltoallv: alltoall's blocks, by counts and displacements.
+    std::vector<int> counts(static_cast<size_t>(size), nbytes), displs(static_cast<size_t>(size));
+    for (int q = 0; q < size; ++q) displs[static_cast<size_t>(q)] = q * nbytes;
     struct Case {
       const char* name;
       std::function<void()> call;
@@ -133,6 +136,10 @@ int main(int argc, char** argv) {
         {"alltoall", [&] { MPI_Alltoall(send.data(), nbytes, MPI_BYTE, recv.data(), nbytes, MPI_BYTE, comm); }},
         {"gather", [&] { MPI_Gather(send.data(), nbytes, MPI_BYTE, recv.data(), nbytes, MPI_BYTE, 0, comm); }},
         {"scatter", [&] { MPI_Scatter(send.data(), nbytes, MPI_BYTE, recv.data(), nbytes, MPI_BYTE, 0, comm); }},
+        {"alltoallv", [&] {
+           MPI_Alltoallv(send.data(), counts.data(), displs.data(), MPI_BYTE, recv.data(),
+                         counts.data(), displs.data(), MPI_BYTE, comm);
+         }},
     };
     for (const Case& c : cases) {
       if (!wanted(c.name)) continue;
