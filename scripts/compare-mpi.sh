@@ -34,7 +34,7 @@ runs=${RUNS:-3}
 iters=${ITERS:-20}
 max_bytes=${MAX_BYTES:-64M}
 name=${NAME:-np$np}
-collectives=${COLLECTIVES:-"allreduce allgather reduce_scatter bcast alltoall reduce gather scatter"}
+collectives=${COLLECTIVES:-"allreduce allgather reduce_scatter bcast alltoall alltoallv reduce gather scatter"}
 out=docs/perf
 mkdir -p "$out"
 raw=$(mktemp -d)

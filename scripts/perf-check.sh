@@ -38,6 +38,9 @@ np=${NP:-2} runs=${RUNS:-3} iters=${ITERS:-100} attempts=${ATTEMPTS:-4} pause=${
 # allreduce 1M and 32M run "cma" too: far state re-recorded from the CI
 # run of 74c08c0 (2026-11-26); their close-state ratios (through the
 # segment, 2026-11-25) are kept until a close-state run measures cma.
+# alltoallv 64 (its flag lines, "shm", since 2026-11-28): 6 alternating
+# jobs of scripts/compare-algorithms.sh, all in the close state; the far
+# state takes the same ratios until a run measures it.
 cases=(
   "allreduce       8     0.70  0.60   0.61  0.57"
   "allreduce       16K   0.42  0.31   0.45  0.41"
@@ -47,6 +50,7 @@ cases=(
   "reduce_scatter  1M    0.12  0.08   0.23  0.20"
   "bcast           1M    1.01  1.00   1.01  1.00"
   "alltoall        64K   0.90  0.88   0.90  0.88"
+  "alltoallv       64    0.60  0.53   0.60  0.53"
   "barrier         0     0.86  0.91   0.81  0.94"
 )
 # A round trip between the two ranks' cores above this (us) is the far state.
