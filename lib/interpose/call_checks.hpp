@@ -64,10 +64,9 @@ struct RootedBlock {
   Pass pass = kServe;
   size_t bytes = 0;
 };
-inline RootedBlock gather_block(MPI_Comm comm, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                         int recvcount, MPI_Datatype recvtype, int root) {
-  int rank = -1;
-  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return {Pass::not_ready};
+// `rank`: this rank in the communicator.
+inline RootedBlock gather_block(int rank, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                                int recvcount, MPI_Datatype recvtype, int root) {
   if (rank != root) {
     const Pass p = why_not_bytes(sendcount, sendtype);
     return {p, p == kServe ? block_bytes(sendcount, sendtype) : 0};
@@ -77,10 +76,9 @@ inline RootedBlock gather_block(MPI_Comm comm, const void* sendbuf, int sendcoun
   return {p, p == kServe ? bytes : 0};
 }
 
-inline RootedBlock scatter_block(MPI_Comm comm, const void* recvbuf, int sendcount,
-                          MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype, int root) {
-  int rank = -1;
-  if (PMPI_Comm_rank(comm, &rank) != MPI_SUCCESS) return {Pass::not_ready};
+inline RootedBlock scatter_block(int rank, const void* recvbuf, int sendcount,
+                                 MPI_Datatype sendtype, int recvcount, MPI_Datatype recvtype,
+                                 int root) {
   if (rank != root) {
     const Pass p = why_not_bytes(recvcount, recvtype);
     return {p, p == kServe ? block_bytes(recvcount, recvtype) : 0};

@@ -109,8 +109,8 @@ int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* 
   RootedBlock block;
   return serve(
       comm, Coll::gather,
-      [&] {
-        block = gather_block(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
+      [&](const Route& route) {
+        block = gather_block(route.rank, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
         return block.pass;
       },
       [&] { return block.bytes; },
@@ -127,8 +127,8 @@ int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   RootedBlock block;
   return serve(
       comm, Coll::scatter,
-      [&] {
-        block = scatter_block(comm, recvbuf, sendcount, sendtype, recvcount, recvtype, root);
+      [&](const Route& route) {
+        block = scatter_block(route.rank, recvbuf, sendcount, sendtype, recvcount, recvtype, root);
         return block.pass;
       },
       [&] { return block.bytes; },

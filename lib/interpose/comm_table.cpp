@@ -23,6 +23,7 @@ struct Entry {
   tutti_comm_t tutti;
   Pass reason;
   Policy policy;
+  int rank = -1;
 };
 
 std::mutex table_mutex;
@@ -69,6 +70,8 @@ Pass why_not_tutti(MPI_Comm comm) {
 
 Entry* create_entry(MPI_Comm comm) {
   auto* entry = new Entry{comm, nullptr, why_not_tutti(comm), {}};
+  if (entry->reason == Pass::count_ && PMPI_Comm_rank(comm, &entry->rank) != MPI_SUCCESS)
+    entry->reason = Pass::not_ready;
   if (entry->reason == Pass::count_) {
     InsideTutti inside;
     int rc = tutti_comm_create(comm, &entry->tutti);
@@ -122,7 +125,7 @@ Route detail::look_up(MPI_Comm comm) {
     if (!found) return {nullptr, Pass::not_ready};
   }
   auto* entry = static_cast<Entry*>(found);
-  const Route route{entry->tutti, entry->reason, &entry->policy};
+  const Route route{entry->tutti, entry->reason, &entry->policy, entry->rank};
   detail::last_lookup = {comm, route, deletions_before};
   return route;
 }

@@ -25,6 +25,7 @@ struct Route {
   tutti_comm_t tutti = nullptr;
   Pass reason = Pass::not_ready;
   Policy* policy = nullptr;  // with `tutti`: where each call runs best
+  int rank = -1;             // with `tutti`: this rank in the communicator
 };
 
 // False when TUTTI_MPI=0: every call goes to MPI.

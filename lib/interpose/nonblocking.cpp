@@ -113,8 +113,8 @@ int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void*
   RootedBlock block;
   return serve_nonblocking(
       comm, Coll::gather, request,
-      [&] {
-        block = gather_block(comm, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
+      [&](const Route& route) {
+        block = gather_block(route.rank, sendbuf, sendcount, sendtype, recvcount, recvtype, root);
         return block.pass;
       },
       [&] { return block.bytes; },
@@ -133,8 +133,8 @@ int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void
   RootedBlock block;
   return serve_nonblocking(
       comm, Coll::scatter, request,
-      [&] {
-        block = scatter_block(comm, recvbuf, sendcount, sendtype, recvcount, recvtype, root);
+      [&](const Route& route) {
+        block = scatter_block(route.rank, recvbuf, sendcount, sendtype, recvcount, recvtype, root);
         return block.pass;
       },
       [&] { return block.bytes; },

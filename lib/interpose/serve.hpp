@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <type_traits>
 
 #include "interpose/comm_table.hpp"
 #include "interpose/errors.hpp"
@@ -15,9 +16,12 @@ namespace tutti::interpose {
 
 // Where a collective on `comm` goes: route.tutti null when it goes to MPI
 // (the reason counted). `check_args` says whether tutti can take the call's
-// arguments (Pass::count_ for yes, else the reason it cannot); it must answer
-// alike on every rank of a correct program. Calls made by tutti itself go to
-// MPI uncounted.
+// arguments (Pass::count_ for yes, else the reason it cannot), given the
+// route where it asks for it (the rank: gather and scatter read the root's
+// arguments only at the root); it must answer alike on every rank of a
+// correct program. The communicator is looked up first, so every rank
+// creates its tutti twin at its first collective call on it, whatever the
+// arguments. Calls made by tutti itself go to MPI uncounted.
 template <typename CheckArgs>
 Route route_call(MPI_Comm comm, CheckArgs&& check_args) {
   if (inside_tutti()) return {};
@@ -25,12 +29,19 @@ Route route_call(MPI_Comm comm, CheckArgs&& check_args) {
     count_passed(Pass::disabled);
     return {};
   }
-  if (const Pass problem = check_args(); problem != Pass::count_) {
-    count_passed(problem);
+  const Route route = route_for(comm);
+  Pass problem;
+  if constexpr (std::is_invocable_v<CheckArgs&, const Route&>) {
+    problem = check_args(route);
+  } else {
+    problem = check_args();
+  }
+  // The arguments' reason first, as MPI would see it (a derived datatype
+  // on MPI_COMM_SELF counts as a datatype).
+  if (problem != Pass::count_ || !route.tutti) {
+    count_passed(problem != Pass::count_ ? problem : route.reason);
     return {};
   }
-  const Route route = route_for(comm);
-  if (!route.tutti) count_passed(route.reason);
   return route;
 }
 
