@@ -145,7 +145,7 @@ bool run_direct(const DirectCall& c) {
   const auto recv = [&](int q) { return a.recv_counts[static_cast<size_t>(q)] * es; };
   const auto send_at = [&](int q) { return in + a.send_displs[static_cast<size_t>(q)] * es; };
   const auto recv_at = [&](int q) { return out + a.recv_displs[static_cast<size_t>(q)] * es; };
-  std::memcpy(recv_at(r), send_at(r), recv(r));
+  if (recv(r) > 0) std::memcpy(recv_at(r), send_at(r), recv(r));
   const FlagPieces f(p);
   for (size_t j = 0, rounds = f.rounds(p, r, send, recv); j < rounds; ++j) {
     for (int k = 1; k < p; ++k) {
