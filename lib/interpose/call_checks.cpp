@@ -1,6 +1,5 @@
 #include "interpose/call_checks.hpp"
 
-
 namespace tutti::interpose {
 
 Pass why_not_reduce_scatter(MPI_Comm comm, const int recvcounts[], MPI_Datatype dt, MPI_Op op) {

@@ -89,7 +89,6 @@ inline RootedBlock scatter_block(int rank, const void* recvbuf, int sendcount,
   return {p, p == kServe ? bytes : 0};
 }
 
-
 // Alltoallv's counts and displacements in bytes (tutti's byte-wise alltoallv).
 struct VectorBytes {
   std::vector<size_t> send_counts, send_displs, recv_counts, recv_displs;

@@ -3,9 +3,10 @@
 // The first collective call on an MPI communicator creates its tutti
 // communicator, whatever the call's arguments (collective: MPI requires
 // every rank to make its collective calls on a communicator in the same
-// order, so all create it in the same call). It is kept in an attribute of the MPI communicator, with a
-// delete callback: MPI_Comm_free destroys it. Duplicates do not inherit it.
-// MPI_Finalize destroys those still alive, newest first.
+// order, so all create it in the same call). It is kept in an attribute of
+// the MPI communicator, with a delete callback: MPI_Comm_free destroys it.
+// Duplicates do not inherit it. MPI_Finalize destroys those still alive,
+// newest first.
 #pragma once
 
 #include <mpi.h>
