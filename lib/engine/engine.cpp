@@ -38,9 +38,17 @@ ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> s
   }
   if (schedule_->uses_peer_reads) {
     peers_.resize(schedule_->peer_table_bytes / sizeof(PeerAddresses));
-    if (!peers_.empty())
-      peers_.back() = {static_cast<uint64_t>(getpid()), address_of(address(schedule_->published_input)),
-                       address_of(bufs_.output), address_of(bufs_.scratch)};
+    // Entries: the peers', this rank's own, then its published blocks.
+    const std::vector<BufRef>& blocks = schedule_->published_blocks;
+    if (peers_.size() > blocks.size()) {
+      const size_t own = peers_.size() - 1 - blocks.size();
+      peers_[own] = {static_cast<uint64_t>(getpid()), address_of(address(schedule_->published_input)),
+                     address_of(bufs_.output), address_of(bufs_.scratch)};
+      for (size_t i = 0; i < blocks.size(); ++i) {
+        peers_[own + 1 + i] = peers_[own];
+        peers_[own + 1 + i].input = address_of(address(blocks[i]));
+      }
+    }
   }
 }
 

@@ -221,15 +221,23 @@ void ScheduleBuilder::shm_wait(int peer, BufRef dst, size_t bytes) {
       {.kind = StepKind::ShmWait, .peer = to_comm_rank(peer), .bytes = bytes, .dst = dst});
 }
 
-// The peer table: an entry per communicator rank, then this rank's own.
+// The peer table: an entry per communicator rank, then this rank's own,
+// then one per published block.
 BufRef ScheduleBuilder::peer_entry(int comm_rank) {
   sched_.uses_peer_reads = true;
-  sched_.peer_table_bytes = (static_cast<size_t>(topo_->nranks) + 1) * sizeof(PeerAddresses);
+  sched_.peer_table_bytes = (static_cast<size_t>(topo_->nranks) + 1 +
+                             sched_.published_blocks.size()) * sizeof(PeerAddresses);
   return {BufKind::Peers, static_cast<size_t>(comm_rank) * sizeof(PeerAddresses)};
 }
 
 void ScheduleBuilder::publish_buffers(int peer) {
   shm_signal(peer, peer_entry(topo_->nranks), sizeof(PeerAddresses));
+}
+
+void ScheduleBuilder::publish_block(int peer, BufRef block) {
+  sched_.published_blocks.push_back(block);
+  const int entry = topo_->nranks + static_cast<int>(sched_.published_blocks.size());
+  shm_signal(peer, peer_entry(entry), sizeof(PeerAddresses));
 }
 
 void ScheduleBuilder::learn_buffers(int peer) {

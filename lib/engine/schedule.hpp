@@ -131,6 +131,9 @@ struct Schedule {
   size_t peer_table_bytes = 0;
   // What this rank publishes as its Input (ScheduleBuilder::publish_as_input).
   BufRef published_input = input();
+  // Blocks published to one peer each (ScheduleBuilder::publish_block):
+  // their table entries follow this rank's own.
+  std::vector<BufRef> published_blocks;
   uint32_t max_comm_per_round = 0;
   Datatype dtype = Datatype::Uint8;
   Op op = Op::Sum;
@@ -184,6 +187,10 @@ class ScheduleBuilder {
   void publish_buffers(int peer);
   void learn_buffers(int peer);
   void peer_read(int peer, BufRef dst, BufRef peer_src, size_t bytes);
+  // publish_buffers with `block` as the Input that `peer` sees: the peer
+  // reads it as input(0). For a block at an offset only this rank knows
+  // (alltoallv's displacements).
+  void publish_block(int peer, BufRef block);
   // Peers that read this rank's Input read `ref` instead (a copy of it in
   // scratch, when the input changes while they read).
   void publish_as_input(BufRef ref) { sched_.published_input = ref; }

@@ -151,7 +151,7 @@ Topology sim_topology(int nranks, const SimOptions& options) {
     // The simulated ranks share one process: any of them can read another's
     // buffers (a peer read of this process's memory is a memcpy).
     Topology t = Topology::single_node(nranks, options.shared_bytes);
-    t.peer_reads = options.shared_bytes > 0;
+    t.peer_reads = options.peer_reads && options.shared_bytes > 0;
     return t;
   }
   Topology t;

@@ -19,6 +19,9 @@ struct SimOptions {
   // Data bytes of each simulated node's shared segment (0: none). Small, so
   // that the shared-memory algorithms run many chunks even on small vectors.
   size_t shared_bytes = 16 * 1024;
+  // The ranks of a node may read each other's buffers (cross-memory
+  // attach; TUTTI_CMA=0 or a kernel that forbids it: not).
+  bool peer_reads = true;
   // Ranks write their slots with non-temporal stores, or not
   // (TUTTI_SHM_STREAM=1/0); nullopt: each rank decides (node/slot_writes.hpp).
   std::optional<bool> shm_streaming = false;

@@ -21,6 +21,7 @@ struct Case {
   bool threaded = false;  // each rank on its own thread
   std::vector<int> node_of_rank;  // empty: one node
   size_t shared_bytes = SimOptions{}.shared_bytes;  // of each node's segment
+  bool peer_reads = true;                           // SimOptions::peer_reads
 };
 
 std::string describe_case(const algos::Algorithm& algo, const Case& c) {
@@ -28,7 +29,7 @@ std::string describe_case(const algos::Algorithm& algo, const Case& c) {
   for (int node : c.node_of_rank) nodes += str(node);
   return str(algo.name, " ", describe(c.args), " nranks=", c.nranks,
              nodes.empty() ? "" : str(" nodes=", nodes, " shared=", c.shared_bytes),
-             " chunk=", c.args.params.chunk_bytes,
+             " chunk=", c.args.params.chunk_bytes, c.peer_reads ? "" : " no-peer-reads",
              c.mode == SimNetwork::Mode::Eager ? " eager" : " rendezvous");
 }
 
@@ -59,6 +60,7 @@ std::optional<PreparedCase> prepare_case(const algos::Algorithm& algo, const Cas
   SimOptions options;
   options.node_of_rank = c.node_of_rank;
   options.shared_bytes = c.shared_bytes;
+  options.peer_reads = c.peer_reads;
   if (algo.refuse(args[0], sim_topology(p, options))) return std::nullopt;
 
   std::vector<Bytes> inputs;
@@ -96,6 +98,7 @@ std::string run_case(const algos::Algorithm& algo, const Case& c, uint64_t seed,
   options.threaded = c.threaded;
   options.node_of_rank = c.node_of_rank;
   options.shared_bytes = c.shared_bytes;
+  options.peer_reads = c.peer_reads;
   const SimCall& call = prepared->call;
   const SimOutcome got = run_in_sim(*call.algo, call.args, call.inputs, options);
   if (!got.error.empty()) return got.error;
@@ -475,11 +478,12 @@ namespace tutti::testing {
 // that are not powers of two and larger than the rank count, on rank counts
 // that are and are not powers of the radix, with roots other than 0.
 // alltoallv "shm" sends each block its own way: in one signal, in several
-// (up to 4 a round, over several rounds), or as a message. Counts around
-// `base` elements of 8 bytes put the blocks of one call in all three
+// (up to 4 a round, over several rounds), or, larger, read in place by its
+// receiver (or as a message where ranks cannot read each other). Counts
+// around `base` elements of 8 bytes put the blocks of one call in all three
 // (carry_bytes is 384 on these rank counts: 0-47 elements one signal,
-// -384 several, beyond a message).
-TEST_CASE("alltoallv shm: blocks in one signal, in several rounds and as messages", "[algorithms][sim]") {
+// -384 several, beyond read or a message).
+TEST_CASE("alltoallv shm: blocks in one signal, in several rounds, read or as messages", "[algorithms][sim]") {
   const algos::Algorithm* shm = algos::find_algorithm(Collective::Alltoallv, "shm");
   REQUIRE(shm);
   uint64_t seed = 7000;
@@ -487,17 +491,20 @@ TEST_CASE("alltoallv shm: blocks in one signal, in several rounds and as message
     for (size_t base : {size_t{20}, size_t{200}, size_t{400}}) {
       for (bool in_place : {false, true}) {
         for (auto mode : {SimNetwork::Mode::Eager, SimNetwork::Mode::Rendezvous}) {
-          Case c;
-          c.nranks = p;
-          c.mode = mode;
-          c.args.coll = Collective::Alltoallv;
-          c.args.count = base;
-          c.args.dtype = Datatype::Float64;
-          c.args.in_place = in_place;
-          bool ran = false;
-          const std::string error = run_case(*shm, c, ++seed, ran);
-          CHECK(ran);
-          if (!error.empty()) FAIL(describe_case(*shm, c) << ": " << error);
+          for (bool reads : {true, false}) {
+            Case c;
+            c.nranks = p;
+            c.peer_reads = reads;
+            c.mode = mode;
+            c.args.coll = Collective::Alltoallv;
+            c.args.count = base;
+            c.args.dtype = Datatype::Float64;
+            c.args.in_place = in_place;
+            bool ran = false;
+            const std::string error = run_case(*shm, c, ++seed, ran);
+            CHECK(ran);
+            if (!error.empty()) FAIL(describe_case(*shm, c) << ": " << error);
+          }
         }
       }
     }
