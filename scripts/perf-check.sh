@@ -41,6 +41,8 @@ np=${NP:-2} runs=${RUNS:-3} iters=${ITERS:-100} attempts=${ATTEMPTS:-4} pause=${
 # alltoallv 64 (its flag lines, "shm", since 2026-11-28): 6 alternating
 # jobs of scripts/compare-algorithms.sh, all in the close state; the far
 # state takes the same ratios until a run measures it.
+# alltoall 64 (its flag lines, "lines", since 2026-11-28): 4 alternating
+# jobs of scripts/compare-algorithms.sh (docs/perf/alltoall-lines-2026-11-28.txt).
 cases=(
   "allreduce       8     0.70  0.60   0.61  0.57"
   "allreduce       16K   0.42  0.31   0.45  0.41"
@@ -50,6 +52,7 @@ cases=(
   "reduce_scatter  1M    0.12  0.08   0.23  0.20"
   "bcast           1M    1.01  1.00   1.01  1.00"
   "alltoall        64K   0.90  0.88   0.90  0.88"
+  "alltoall        64    0.66  0.68   0.72  0.63"
   "alltoallv       64    0.60  0.53   0.60  0.53"
   "barrier         0     0.86  0.91   0.81  0.94"
 )

@@ -19,7 +19,7 @@ extern const Algorithm kReduceScatterRing, kReduceScatterRecursiveHalving, kRedu
 extern const Algorithm kGatherTree, kGatherLinear, kGatherShm, kGatherLeaderShm;
 extern const Algorithm kScatterTree, kScatterLinear, kScatterShm, kScatterLeaderShm;
 extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm,
-    kAlltoallLeader, kAlltoallHierarchicalShm, kAlltoallPairwiseCma;
+    kAlltoallLeader, kAlltoallHierarchicalShm, kAlltoallPairwiseCma, kAlltoallLines;
 extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear, kAlltoallvShm;
 extern const Algorithm kBarrierDissemination, kBarrierShm, kBarrierLeader, kBarrierLeaderShm;
 // Single-copy reads of the peers' buffers on one node (cross-memory attach).
@@ -46,7 +46,7 @@ const Algorithm* const kRegistry[] = {
     &kGatherTree, &kGatherLinear, &kGatherShm, &kGatherLeaderShm,
     &kScatterTree, &kScatterLinear, &kScatterShm, &kScatterLeaderShm,
     &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm, &kAlltoallLeader,
-    &kAlltoallHierarchicalShm, &kAlltoallPairwiseCma,
+    &kAlltoallHierarchicalShm, &kAlltoallPairwiseCma, &kAlltoallLines,
     &kAlltoallvPairwise, &kAlltoallvLinear, &kAlltoallvShm,
     &kBarrierDissemination, &kBarrierShm, &kBarrierLeader, &kBarrierLeaderShm,
     &kAllreduceCma, &kReduceCma, &kBcastCma, &kAllgatherCma, &kGatherCma, &kScatterCma,

@@ -250,6 +250,13 @@ const TuningTable& builtin_tuning() {
     // used to go pairwise: 0.19-0.59 of Open MPI's time against pairwise's
     // 0.36-1.20 (3 alternating jobs with the cores close, 2026-11-24).
     add_one_node(Collective::ReduceScatter, 0, kAny, "shm", 256 * K);
+    // alltoall below 1 KiB per rank: the blocks ride in the flag lines with
+    // their signals ("lines") instead of slots and a flag round ("shm"):
+    // 8-512 B on 2 ranks 0.62-0.86 of Open MPI's time against shm's
+    // 0.90-1.40, on 4 ranks (2 cores) 16-256 B 0.78-0.88 against 0.83-0.95;
+    // from 1 KiB shm is level or ahead (4 alternating jobs, 2026-11-28:
+    // docs/perf/alltoall-lines-2026-11-28.txt).
+    add_one_node(Collective::Alltoall, 0, 1 * K, "lines", 0);
     add_one_node(Collective::Alltoall, 0, kAny, "shm", 256 * K);
     // alltoallv (its rules see no size: the counts differ between ranks):
     // blocks of up to 3 KiB through the flag lines, larger ones read in

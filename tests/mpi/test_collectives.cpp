@@ -65,11 +65,11 @@ bool uneven_nodes() {
 // Whether forcing `algo` for `coll` on the world must be refused.
 bool refusal_expected(Collective coll, const std::string& algo) {
   const int p = world_size();
-  // shm and cma refuse every call where there is no shared segment to share: on
+  // shm, lines and cma refuse every call where there is no shared segment to share: on
   // one rank, and where the ranks span several nodes. alltoall
   // hierarchical_shm needs every node to hold as many ranks (one lane per
   // local rank).
-  return (algo == "shm" && (p == 1 || spans_nodes())) ||
+  return ((algo == "shm" || algo == "lines") && (p == 1 || spans_nodes())) ||
          // cma also needs ranks that may read each other's memory, which the
          // machines this runs on allow (root, or one user and ptrace scope 0/1).
          (algo == "cma" && (p == 1 || spans_nodes() || cma_turned_off())) ||

@@ -477,33 +477,40 @@ namespace tutti::testing {
 // The algorithms with a radix (params.radix): every radix, including ones
 // that are not powers of two and larger than the rank count, on rank counts
 // that are and are not powers of the radix, with roots other than 0.
-// alltoallv "shm" sends each block its own way: in one signal, in several
-// (up to 4 a round, over several rounds), or, larger, read in place by its
-// receiver (or as a message where ranks cannot read each other). Counts
-// around `base` elements of 8 bytes put the blocks of one call in all three
+// alltoallv "shm" and alltoall "lines" (algos/flag_exchange.hpp) send each
+// block its own way: in one signal, in several (up to 4 a round, over
+// several rounds), or, larger, read in place by its receiver (or as a
+// message where ranks cannot read each other). Counts around `base`
+// elements of 8 bytes put alltoallv's blocks of one call in all three
 // (carry_bytes is 384 on these rank counts: 0-47 elements one signal,
-// -384 several, beyond read or a message).
-TEST_CASE("alltoallv shm: blocks in one signal, in several rounds, read or as messages", "[algorithms][sim]") {
-  const algos::Algorithm* shm = algos::find_algorithm(Collective::Alltoallv, "shm");
-  REQUIRE(shm);
+// -384 several, beyond read or a message); alltoall's go one way a call.
+TEST_CASE("flag exchange: blocks in one signal, in several rounds, read or as messages", "[algorithms][sim]") {
   uint64_t seed = 7000;
-  for (int p : {2, 3, 4, 5, 8}) {
-    for (size_t base : {size_t{20}, size_t{200}, size_t{400}}) {
-      for (bool in_place : {false, true}) {
-        for (auto mode : {SimNetwork::Mode::Eager, SimNetwork::Mode::Rendezvous}) {
-          for (bool reads : {true, false}) {
-            Case c;
-            c.nranks = p;
-            c.peer_reads = reads;
-            c.mode = mode;
-            c.args.coll = Collective::Alltoallv;
-            c.args.count = base;
-            c.args.dtype = Datatype::Float64;
-            c.args.in_place = in_place;
-            bool ran = false;
-            const std::string error = run_case(*shm, c, ++seed, ran);
-            CHECK(ran);
-            if (!error.empty()) FAIL(describe_case(*shm, c) << ": " << error);
+  for (Collective coll : {Collective::Alltoallv, Collective::Alltoall}) {
+    const algos::Algorithm* algo =
+        algos::find_algorithm(coll, coll == Collective::Alltoallv ? "shm" : "lines");
+    REQUIRE(algo);
+    const std::vector<size_t> bases = coll == Collective::Alltoallv
+                                          ? std::vector<size_t>{20, 200, 400}
+                                          : std::vector<size_t>{1, 47, 48, 100, 384, 385, 1000};
+    for (int p : {2, 3, 4, 5, 8}) {
+      for (size_t base : bases) {
+        for (bool in_place : {false, true}) {
+          for (auto mode : {SimNetwork::Mode::Eager, SimNetwork::Mode::Rendezvous}) {
+            for (bool reads : {true, false}) {
+              Case c;
+              c.nranks = p;
+              c.peer_reads = reads;
+              c.mode = mode;
+              c.args.coll = coll;
+              c.args.count = base;
+              c.args.dtype = Datatype::Float64;
+              c.args.in_place = in_place;
+              bool ran = false;
+              const std::string error = run_case(*algo, c, ++seed, ran);
+              CHECK(ran);
+              if (!error.empty()) FAIL(describe_case(*algo, c) << ": " << error);
+            }
           }
         }
       }

@@ -535,7 +535,9 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(dec.params.chunk_bytes == 256 << 10);
   CHECK(picks(one_node, Collective::ReduceScatter, 1 << 20, 4) == "shm");
   CHECK(picks(one_node, Collective::ReduceScatter, 64, 4) == "shm");
-  CHECK(picks(one_node, Collective::Alltoall, 256, 4) == "shm");
+  CHECK(picks(one_node, Collective::Alltoall, 256, 4) == "lines");
+  CHECK(picks(two_ranks, Collective::Alltoall, 1023, 2) == "lines");
+  CHECK(picks(one_node, Collective::Alltoall, 1 << 10, 4) == "shm");
   CHECK(picks(one_node, Collective::Alltoall, 16 << 10, 4) == "shm");
   CHECK(picks(two_ranks, Collective::Alltoall, 16 << 10, 2) == "shm");
   CHECK(picks(two_ranks, Collective::Alltoall, 256 << 10, 2) == "shm");

@@ -1,0 +1,46 @@
+// alltoall "lines": single node; the exchange of algos/flag_exchange.hpp
+// (alltoallv "shm"'s) on equal blocks: blocks of up to 3 KiB ride in the
+// segment's flag lines, larger ones are read in place by their receivers
+// (cross-memory attach), or go as messages where ranks cannot read each
+// other.
+//   Steps:    copy the own block; every block of m bytes in ceil(m / 384)
+//             signals to its peer, 4 a round; or, larger, its address in a
+//             flag round, the reads, a flag round back to the owners. A
+//             blocking call out of place whose blocks go in the lines runs
+//             directly (engine/direct_call.hpp).
+//   Traffic:  a block in the lines is copied into them and out of them; a
+//             larger one once; no messages.
+//   Scratch:  0; in place P m.
+//   Rounds:   ceil(ceil(m / 384) / 4) flag rounds (larger blocks: 2).
+//   Why:      "shm" stages every block through a slot and then signals:
+//             a flag round plus two copies through lines of their own. In
+//             the lines the data rides with its signal: on 2 ranks
+//             alltoallv of 8-512 B per rank this way took 0.25-0.38 us
+//             where alltoall through the slots took 0.35-0.52 (the same
+//             compare-mpi jobs, 2026-11-28: docs/perf/np2-now-*.csv).
+//   Refuses:  ranks on more than one node, no shared segment.
+#include "algos/flag_exchange.hpp"
+
+namespace tutti::algos {
+namespace {
+
+void build(ScheduleBuilder& b) { append_flag_exchange(b, alltoall_exchange_layout(b)); }
+
+bool run_direct(const DirectCall& c) {
+  const size_t m = c.args.count * c.args.elem_size();
+  const char* in = static_cast<const char*>(c.input);
+  char* out = static_cast<char*>(c.output);
+  const auto block = [m](int) { return m; };
+  return run_flag_exchange_direct(
+      c, block, block, [&](int q) { return in + static_cast<size_t>(q) * m; },
+      [&](int q) { return out + static_cast<size_t>(q) * m; });
+}
+
+}  // namespace
+
+extern const Algorithm kAlltoallLines{
+    "lines", Collective::Alltoall,
+    "single node: blocks up to 3 KiB ride in the flag lines, larger ones are read in place",
+    refuse_flag_exchange, build, flag_exchange_direct_applies, run_direct};
+
+}  // namespace tutti::algos
