@@ -31,9 +31,10 @@ void wait_at_least(volatile unsigned long* lines, int index, unsigned long value
 }
 
 // The window: three lines (two flags, whatever alignment MPI gave), then
-// per rank its exchange places.
+// per rank its exchange places, then rank 0's area for peer copies.
 constexpr size_t kPlacesPerRank = HardwareBounds::kExchangePlaces * HardwareBounds::kMaxExchangeBytes;
-constexpr size_t kWindowBytes = 3 * kLine + 2 * kPlacesPerRank;
+constexpr size_t kWindowBytes =
+    3 * kLine + 2 * kPlacesPerRank + HardwareBounds::kMaxPeerCopyBytes;
 
 }  // namespace
 
@@ -79,6 +80,8 @@ HardwareBounds::HardwareBounds(MPI_Comm world) : world_(world) {
   // Touch this rank's areas and private buffers now, so that no page
   // fault is timed.
   std::memset(exchange_areas_ + pair_rank * kPlacesPerRank, 0, kPlacesPerRank);
+  peer_area_ = exchange_areas_ + 2 * kPlacesPerRank;
+  if (pair_rank == 0) std::memset(peer_area_, 0, kMaxPeerCopyBytes);
   exchange_private_.assign(2 * kMaxExchangeBytes, 1);
   check_mpi(MPI_Barrier(pair_), "MPI_Barrier (bounds)");
 }
@@ -147,6 +150,42 @@ std::optional<double> HardwareBounds::exchange_us(size_t bytes, int trips) {
     std::atomic_signal_fence(std::memory_order_seq_cst);
     check_mpi(MPI_Barrier(pair_), "MPI_Barrier (bounds)");
     if (rank == 0) result = median(us);
+  }
+  check_mpi(MPI_Bcast(&result, 1, MPI_DOUBLE, 0, world_), "MPI_Bcast (bounds)");
+  if (result < 0) return std::nullopt;
+  return result;
+}
+
+std::optional<double> HardwareBounds::peer_copy_us(size_t bytes, int trips) {
+  int rank = 0;
+  MPI_Comm_rank(world_, &rank);
+  double result = -1;
+  if (pair_ != MPI_COMM_NULL && bytes > 0 && bytes <= kMaxPeerCopyBytes) {
+    check_mpi(MPI_Barrier(pair_), "MPI_Barrier (bounds)");
+    std::vector<char> destination(bytes, 1);  // touched: no page fault timed
+    // Rank 0 writes the area (its lines modified in its core's cache) and
+    // raises its flag; rank 1 copies the area out, timed, and raises its
+    // flag, after which rank 0 writes again. The counters continue from
+    // the other measurements, where both are equal between calls.
+    unsigned long next = line(lines_, rank).load(std::memory_order_relaxed);
+    std::vector<double> us;
+    for (int i = 0; i < trips; ++i) {
+      ++next;
+      if (rank == 0) {
+        std::memset(peer_area_, static_cast<int>(next & 0x7f), bytes);
+        line(lines_, 0).store(next, std::memory_order_release);
+        wait_at_least(lines_, 1, next);
+      } else {
+        wait_at_least(lines_, 0, next);
+        const double t0 = MPI_Wtime();
+        std::memcpy(destination.data(), peer_area_, bytes);
+        us.push_back((MPI_Wtime() - t0) * 1e6);
+        line(lines_, 1).store(next, std::memory_order_release);
+      }
+    }
+    std::atomic_signal_fence(std::memory_order_seq_cst);
+    if (rank == 1) result = median(us);
+    check_mpi(MPI_Bcast(&result, 1, MPI_DOUBLE, 1, pair_), "MPI_Bcast (bounds)");
   }
   check_mpi(MPI_Bcast(&result, 1, MPI_DOUBLE, 0, world_), "MPI_Bcast (bounds)");
   if (result < 0) return std::nullopt;

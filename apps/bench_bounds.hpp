@@ -56,6 +56,15 @@ class HardwareBounds {
   // or `bytes` is 0 or above kMaxExchangeBytes.
   std::optional<double> exchange_us(size_t bytes, int trips);
 
+  // Largest peer copy measured.
+  static constexpr size_t kMaxPeerCopyBytes = 256 * 1024;
+  // Collective: the median of `trips` copies by rank 1 of `bytes` that rank
+  // 0 has just written (each cache line comes from the other core: what a
+  // rank pays to read a peer's slot in the shared segment), in us, on every
+  // rank; nullopt where ranks 0 and 1 share no node or `bytes` is 0 or
+  // above kMaxPeerCopyBytes.
+  std::optional<double> peer_copy_us(size_t bytes, int trips);
+
   // Makes buffers for copies of `bytes` (touched, so that no page faults are
   // timed). Local.
   void prepare_copy(size_t bytes);
@@ -69,6 +78,7 @@ class HardwareBounds {
   MPI_Win window_ = MPI_WIN_NULL;
   volatile unsigned long* lines_ = nullptr;  // two cache lines: 0 -> 1, 1 -> 0
   char* exchange_areas_ = nullptr;  // per rank, kExchangePlaces of kMaxExchangeBytes
+  char* peer_area_ = nullptr;       // rank 0's, kMaxPeerCopyBytes
   std::vector<char> exchange_private_;  // this rank's source, then destination
   std::vector<char> storage_;  // both buffers, each starting a cache line
   char* from_ = nullptr;

@@ -16,6 +16,9 @@
 //   intra.flag_us     half a cache line's round trip between ranks 0 and 1
 //                     where they share a node (tutti-bench --bounds' probe).
 //   intra.peer_read_us  a cross-memory read of 8 B from rank 0's node peer.
+//   intra.peer_copy_gbps  rank 1 copying 64 KiB that rank 0 has just
+//                     written (tutti-bench --bounds' shared window), where
+//                     they share a node and not where ranks share cores.
 //   [compute]         rank 0 alone: tutti's host reduction (float32 sum) and
 //                     memcpy over buffers touched before timing, 256 KiB
 //                     to 64 MiB (measure_compute: the rates beyond the
@@ -68,6 +71,12 @@ namespace tutti::apps {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// intra.peer_copy_gbps: copies of this size by rank 1 out of memory rank 0
+// has just written. 64 KiB: the segment's slots at the sizes where the
+// model erred most (32 KiB-2 MiB calls through the segment: 0.3-0.45 of
+// their measured time without this cost, docs/SCALE.md).
+constexpr size_t kPeerCopyBytes = 64 * 1024;
 
 double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
@@ -425,11 +434,12 @@ int calibrate(const std::string& path, const std::string& command_line) {
     shared_cores = node_ranks > CPU_COUNT(&cpus) ? 1 : 0;
   }
   check_mpi(MPI_Bcast(&shared_cores, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
-  std::optional<double> flag_trip;
+  std::optional<double> flag_trip, peer_copy;
   double direct = -1;
   if (!shared_cores) {
     HardwareBounds bounds(MPI_COMM_WORLD);
     flag_trip = bounds.round_trip_us(20000);
+    peer_copy = bounds.peer_copy_us(kPeerCopyBytes, 500);
     if (same_node > 0) direct = allreduce_8b(me, same_node, "shm");
   }
   const double read_us = same_node > 0 ? peer_read_us(me, same_node) : 0;
@@ -443,6 +453,7 @@ int calibrate(const std::string& path, const std::string& command_line) {
     if (far.eager > 0) m.eager_bytes = far.eager;
     m.cores_per_node = CPU_COUNT(&cpus);
     if (flag_trip) m.flag_us = *flag_trip / 2;
+    if (peer_copy && *peer_copy > 0) m.peer_copy_bytes_per_us = kPeerCopyBytes / *peer_copy;
     m.peer_read_us = read_us;
     if (peer > 0)
       m.call_us = std::max(0.0, call - (same_node > 0 ? m.intra.alpha_us : m.inter.alpha_us));
@@ -498,6 +509,11 @@ int calibrate(const std::string& path, const std::string& command_line) {
     std::snprintf(line, sizeof line, "peer_read_us = %.3f%s\n", m.peer_read_us,
                   read_us > 0 ? "" : "  # not measured");
     segment_keys += line;
+    if (m.peer_copy_bytes_per_us > 0) {
+      std::snprintf(line, sizeof line, "peer_copy_gbps = %.3f  # %zu KiB rank 0 just wrote\n",
+                    gbps(m.peer_copy_bytes_per_us), kPeerCopyBytes >> 10);
+      segment_keys += line;
+    }
     f << link_text("intra", intra, m.intra, "  # not measured (one rank per node): defaults",
                    segment_keys)
       << link_text("inter", inter, m.inter, "  # not measured (one node): defaults", "")

@@ -77,6 +77,13 @@ struct Machine {
   // call that pins the peer's pages).
   double flag_us = -1;
   double peer_read_us = 0;
+  // The rate of a copy out of shared memory that another rank of the node
+  // has just written (each cache line comes from that rank's core, not
+  // this core's cache): a rank reading a peer's slot, or a signal's
+  // payload. 0: as a local copy. The extra time over a local copy is
+  // charged to every copy and reduction that reads the shared segment
+  // (peer_copy_extra_us).
+  double peer_copy_bytes_per_us = 0;
   double reduce_bytes_per_us = 4e3;  // one rank's reduction of two operands
   double copy_bytes_per_us = 8e3;    // one rank's local copy
   // Copies and reductions run from the caches, at the *_cached rates, while
@@ -115,6 +122,13 @@ struct Machine {
 
   // Bytes per us of a copy (a reduction) of `bytes` by one of the
   // `node_ranks` ranks of a node.
+  // What reading `bytes` of the shared segment costs beyond a local copy's
+  // reading them.
+  double peer_copy_extra_us(size_t bytes, int node_ranks) const {
+    if (peer_copy_bytes_per_us <= 0) return 0;
+    const double b = static_cast<double>(bytes);
+    return std::max(0.0, b / peer_copy_bytes_per_us - b / copy_rate(bytes, node_ranks));
+  }
   double copy_rate(size_t bytes, int node_ranks) const {
     return cached(bytes, node_ranks) && copy_cached_bytes_per_us > 0 ? copy_cached_bytes_per_us
                                                                      : copy_bytes_per_us;

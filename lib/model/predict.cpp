@@ -120,6 +120,12 @@ class VirtualRun {
       const Step& step = s.schedule.steps[i];
       local += static_cast<double>(step.bytes) / local_rate(rank, step);
       if (step.kind == StepKind::PeerRead) local += m_.peer_read_us;
+      // Operands in the segment were written by another rank's core.
+      if (step.kind == StepKind::Copy || step.kind == StepKind::Reduce) {
+        const int shared_operands = (step.src.kind == BufKind::Shared ? 1 : 0) +
+                                    (step.kind == StepKind::Reduce && step.aux.kind == BufKind::Shared ? 1 : 0);
+        local += shared_operands * m_.peer_copy_extra_us(step.bytes, node_ranks(rank));
+      }
     }
     const double locals_done = on_cpu(rank, start, local);
     if (round.flags && round.messages) {

@@ -97,7 +97,8 @@ uint64_t machine_hash(const model::Machine& m) {
                            m.peer_read_us,        m.direct_call_us,
                            m.intra.rndv_short_alpha_us, m.intra.rndv_short_bytes_per_us,
                            m.inter.rndv_short_alpha_us, m.inter.rndv_short_bytes_per_us,
-                           m.intra.eager_bytes,   m.inter.eager_bytes};
+                           m.intra.eager_bytes,   m.inter.eager_bytes,
+                           m.peer_copy_bytes_per_us};
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (const unsigned char c : std::string(reinterpret_cast<const char*>(fields), sizeof fields)) {
     h ^= c;

@@ -46,6 +46,7 @@ if [ -n "$cache" ] && [ "$cache" != 0 ]; then
   done
 fi
 expect_number intra.flag_us '>' "measured (ranks 0 and 1 share the node)"
+expect_number intra.peer_copy_gbps '>' "measured (ranks 0 and 1 share the node)"
 expect_number protocol.direct_call_us '>=' "measured"
 expect "grep -Eq '^peer_read_us = ([0-9.]*[1-9][0-9.]*\$|0.000  # not measured)' '$file'" \
   "intra.peer_read_us measured, or said not to be (no cross-memory attach here)"

@@ -372,6 +372,20 @@ TEST_CASE("model: the shared segment's flags, peer reads and direct calls", "[mo
   const double cma = shm_8b("cma");
   m.peer_read_us = 2.0;
   CHECK(shm_8b("cma") >= cma + 2.0);
+  // Reading what another core has just written into the segment: the
+  // extra time over a local copy, for every operand read there. A 32 KiB
+  // allreduce through the slots on 2 ranks reads the peer's 32 KiB once
+  // (its reduction's second operand): 32 KiB at 8 against 2 GB/s.
+  m.copy_bytes_per_us = 8e3;
+  const double local = predict_us(Collective::Allreduce, "shm", 32 << 10, 2, 2, m);
+  m.peer_copy_bytes_per_us = 2e3;
+  CHECK(m.peer_copy_extra_us(32 << 10, 2) == Approx(32768.0 / 2e3 - 32768.0 / 8e3));
+  const double remote = predict_us(Collective::Allreduce, "shm", 32 << 10, 2, 2, m);
+  INFO("shm allreduce of 32 KiB: " << local << " us, reading peer-written lines " << remote);
+  CHECK(remote >= local + m.peer_copy_extra_us(32 << 10, 2) - 1e-9);
+  CHECK(shm_8b("ring") == Approx(ring));  // no segment, no charge
+  m.peer_copy_bytes_per_us = 16e3;  // faster than a local copy: no charge
+  CHECK(m.peer_copy_extra_us(32 << 10, 2) == 0);
 }
 
 TEST_CASE("model: machine descriptions", "[model]") {
@@ -404,10 +418,13 @@ TEST_CASE("model: machine descriptions", "[model]") {
   CHECK(m.flag_us < 0);  // as a message
   CHECK(m.direct_call_us < 0);  // as call_us
   const model::Machine segment = model::parse_machine(
-      "[intra]\nflag_us = 0.08\npeer_read_us = 2.5\n[protocol]\ndirect_call_us = 0.1\n",
+      "[intra]\nflag_us = 0.08\npeer_read_us = 2.5\npeer_copy_gbps = 6.5\n[protocol]\n"
+      "direct_call_us = 0.1\n",
       "segment.toml");
   CHECK(segment.flag_us == 0.08);
   CHECK(segment.peer_read_us == 2.5);
+  CHECK(segment.peer_copy_bytes_per_us == 6.5e3);
+  CHECK(m.peer_copy_bytes_per_us == 0);  // not set: as a local copy
   CHECK(segment.direct_call_us == 0.1);
   // No rendezvous keys: large messages cost what small ones do.
   CHECK(m.inter.alpha(false) == 1.5);
