@@ -522,7 +522,7 @@ TEST_CASE("the dispatcher obeys a user table, and the defaults where no rule mat
   CHECK(dec.fell_back());
 }
 
-TEST_CASE("one-node bcast reads peers in place from 64 KiB to 2 MiB on 2 ranks", "[tuning]") {
+TEST_CASE("one-node bcast reads peers in place from 16 KiB to 2 MiB on 2 ranks", "[tuning]") {
   for (int p : {2, 3, 4}) {
     Dispatcher d(TuningTable(std::vector<TuningRule>{}), Topology::single_node(p, 1 << 20));
     d.set_peer_reads(true);
@@ -530,8 +530,8 @@ TEST_CASE("one-node bcast reads peers in place from 64 KiB to 2 MiB on 2 ranks",
       return std::string(d.select(call(Collective::Bcast, bytes, p), "", "").algorithm->name);
     };
     INFO(p << " ranks");
-    CHECK(picks(32 << 10) == "shm");
-    CHECK(picks(64 << 10) == (p == 2 ? "cma" : "shm"));
+    CHECK(picks(8 << 10) == "shm");
+    CHECK(picks(16 << 10) == (p == 2 ? "cma" : "shm"));
     CHECK(picks(1 << 20) == (p == 2 ? "cma" : "shm"));
     CHECK(picks(2 << 20) == "shm");
   }
