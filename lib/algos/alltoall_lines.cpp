@@ -14,10 +14,11 @@
 //   Rounds:   ceil(ceil(m / 384) / 4) flag rounds (larger blocks: 2).
 //   Why:      "shm" stages every block through a slot and then signals:
 //             a flag round plus two copies through lines of their own. In
-//             the lines the data rides with its signal: on 2 ranks
-//             alltoallv of 8-512 B per rank this way took 0.25-0.38 us
-//             where alltoall through the slots took 0.35-0.52 (the same
-//             compare-mpi jobs, 2026-11-28: docs/perf/np2-now-*.csv).
+//             the lines the data rides with its signal: 8-512 B per rank
+//             on 2 ranks took 0.62-0.86 of Open MPI's time against shm's
+//             0.90-1.40 (alternating jobs, 2026-11-28:
+//             docs/perf/alltoall-lines-2026-11-28.txt); from 1 KiB shm is
+//             level or ahead, and the rules keep it there.
 //   Refuses:  ranks on more than one node, no shared segment.
 #include "algos/flag_exchange.hpp"
 

@@ -14,10 +14,10 @@
 //             skip the slots: every rank sends each peer its block in their
 //             flag lines, then reduces the P blocks it got in rank order:
 //             one synchronisation; scratch P x block. A blocking call this
-//             small runs directly (engine/direct_call.hpp). 8-256 B per
-//             rank on 2 ranks took 0.82-1.0 us through the slots and the
-//             engine against Open MPI's 0.57-0.88 (2026-11-28,
-//             docs/perf/np2-1128-*.csv).
+//             small runs directly (engine/direct_call.hpp). 8-512 B per
+//             rank on 2 ranks: 0.51-0.73 of Open MPI's time, against
+//             1.08-1.54 through the slots and the engine (2026-11-28,
+//             docs/perf/reduce-scatter-lines-2026-11-28.txt).
 #include <cstring>
 
 #include "algos/shm_common.hpp"

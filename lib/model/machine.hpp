@@ -79,10 +79,10 @@ struct Machine {
   double peer_read_us = 0;
   // The rate of a copy out of shared memory that another rank of the node
   // has just written (each cache line comes from that rank's core, not
-  // this core's cache): a rank reading a peer's slot, or a signal's
-  // payload. 0: as a local copy. The extra time over a local copy is
-  // charged to every copy and reduction that reads the shared segment
-  // (peer_copy_extra_us).
+  // this core's cache): a rank reading a peer's slot. 0: as a local
+  // copy. The extra time over a local copy is charged to every copy and
+  // reduction that reads the shared segment (peer_copy_extra_us); a
+  // signal's payload is in its flag's cost.
   double peer_copy_bytes_per_us = 0;
   double reduce_bytes_per_us = 4e3;  // one rank's reduction of two operands
   double copy_bytes_per_us = 8e3;    // one rank's local copy
