@@ -30,19 +30,6 @@ namespace {
 
 Refusal refuse(const CollArgs& a, const Topology& topo) { return refuse_shm(a, topo, 1); }
 
-// Every rank's vector in scratch, by rank (its own copied first, so that
-// in place the output may be written while it is still read), then
-// reduced in rank order like the slots.
-void build_inline(ScheduleBuilder& b, size_t n) {
-  const int p = b.nranks(), r = b.rank();
-  const BufRef values = b.scratch(static_cast<size_t>(p) * n);
-  auto value = [&](int q) { return values + static_cast<size_t>(q) * n; };
-  b.copy(value(r), input(), n);
-  append_shm_exchange(
-      b, [&](int) { return ShmCarry{input(), n}; }, [&](int q) { return ShmCarry{value(q), n}; });
-  append_reduce_in_rank_order(b, output(), n, value);
-}
-
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
   const int p = b.nranks(), r = b.rank();
@@ -52,7 +39,8 @@ void build(ScheduleBuilder& b) {
     return;
   }
   if (n == 0) return;
-  if (shm_fits_inline(n, p)) return build_inline(b, n);
+  // Every rank's whole vector to every other (algos/shm_common.hpp).
+  if (shm_fits_inline(n, p)) return append_inline_reduction(b, n, [](int) { return input(); });
   const ShmSlots slots = shm_slots(b, 1, n);
   for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);
@@ -64,17 +52,9 @@ void build(ScheduleBuilder& b) {
 }
 
 // A blocking call that fits the flag lines runs directly (engine/direct_call.hpp):
-// build_inline's steps, in its order, without the engine.
+// append_inline_reduction's steps, in its order, without the engine.
 bool run_direct_inline(const DirectCall& c, size_t n) {
-  char* values = static_cast<char*>(c.scratch);
-  auto value = [&](int q) { return values + static_cast<size_t>(q) * n; };
-  std::memcpy(value(c.rank), c.input, n);
-  for (int q = 0; q < c.nranks; ++q)
-    if (q != c.rank && !direct_signal(c, q, c.input, n)) return false;
-  for (int q = 0; q < c.nranks; ++q)
-    if (q != c.rank && !direct_wait(c, q, value(q), n)) return false;
-  direct_reduce_in_rank_order(c, c.output, value);
-  return true;
+  return direct_inline_reduction(c, n, [&](int) { return c.input; });
 }
 
 // A blocking call of one chunk: build's steps, in its order, in the slots

@@ -18,8 +18,6 @@
 //             rank on 2 ranks: 0.51-0.73 of Open MPI's time, against
 //             1.08-1.54 through the slots and the engine (2026-11-28,
 //             docs/perf/reduce-scatter-lines-2026-11-28.txt).
-#include <cstring>
-
 #include "algos/shm_common.hpp"
 #include "algos/shm_direct.hpp"
 
@@ -28,20 +26,6 @@ namespace {
 
 Refusal refuse(const CollArgs& a, const Topology& topo) {
   return refuse_shm(a, topo, static_cast<size_t>(topo.nranks));
-}
-
-// Every rank's block r in scratch, by rank (its own copied first, so that
-// in place the output may be written while the input is still read), then
-// reduced in rank order like the slots.
-void build_inline(ScheduleBuilder& b, size_t m) {
-  const int p = b.nranks(), r = b.rank();
-  const BufRef values = b.scratch(static_cast<size_t>(p) * m);
-  auto value = [&](int q) { return values + static_cast<size_t>(q) * m; };
-  b.copy(value(r), input(static_cast<size_t>(r) * m), m);
-  append_shm_exchange(
-      b, [&](int q) { return ShmCarry{input(static_cast<size_t>(q) * m), m}; },
-      [&](int q) { return ShmCarry{value(q), m}; });
-  append_reduce_in_rank_order(b, output(), m, value);
 }
 
 void build(ScheduleBuilder& b) {
@@ -53,7 +37,10 @@ void build(ScheduleBuilder& b) {
     return;
   }
   if (m == 0) return;
-  if (shm_fits_inline(m, p)) return build_inline(b, m);
+  // Every peer q its block q (algos/shm_common.hpp).
+  if (shm_fits_inline(m, p)) {
+    return append_inline_reduction(b, m, [m](int q) { return input(static_cast<size_t>(q) * m); });
+  }
   const ShmSlots slots = shm_slots(b, static_cast<size_t>(p), m);
   for (size_t off = 0; off < m; off += slots.slot) {
     const size_t c = std::min(slots.slot, m - off);
@@ -70,15 +57,7 @@ void build(ScheduleBuilder& b) {
 bool run_direct(const DirectCall& c) {
   const size_t m = c.args.count * c.args.elem_size();
   const char* in = static_cast<const char*>(c.input);
-  char* values = static_cast<char*>(c.scratch);
-  auto value = [&](int q) { return values + static_cast<size_t>(q) * m; };
-  std::memcpy(value(c.rank), in + static_cast<size_t>(c.rank) * m, m);
-  for (int q = 0; q < c.nranks; ++q)
-    if (q != c.rank && !direct_signal(c, q, in + static_cast<size_t>(q) * m, m)) return false;
-  for (int q = 0; q < c.nranks; ++q)
-    if (q != c.rank && !direct_wait(c, q, value(q), m)) return false;
-  direct_reduce_in_rank_order(c, c.output, value);
-  return true;
+  return direct_inline_reduction(c, m, [&](int q) { return in + static_cast<size_t>(q) * m; });
 }
 
 }  // namespace

@@ -125,4 +125,22 @@ void append_reduce_in_rank_order(ScheduleBuilder& b, BufRef dst, size_t bytes, O
   b.finalize(dst, bytes);
 }
 
+// A reduction small enough for the flag lines (each rank's share at most
+// carry_bytes): every rank sends each peer q `bytes` from `from(q)` (an
+// Input reference) in its flag lines; the P shares land in scratch by rank,
+// this rank's own copied first (so that in place the output may be written
+// while the input is still read), and are reduced in rank order into the
+// output, then avg. allreduce sends every peer its whole vector,
+// reduce_scatter each peer that peer's block.
+template <typename From>
+void append_inline_reduction(ScheduleBuilder& b, size_t bytes, From from) {
+  const BufRef values = b.scratch(static_cast<size_t>(b.nranks()) * bytes);
+  auto value = [&](int q) { return values + static_cast<size_t>(q) * bytes; };
+  b.copy(value(b.rank()), from(b.rank()), bytes);
+  append_shm_exchange(
+      b, [&](int q) { return ShmCarry{from(q), bytes}; },
+      [&](int q) { return ShmCarry{value(q), bytes}; });
+  append_reduce_in_rank_order(b, output(), bytes, value);
+}
+
 }  // namespace tutti::algos

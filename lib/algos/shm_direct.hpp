@@ -42,6 +42,21 @@ void direct_reduce_in_rank_order(const DirectCall& c, void* dst, Value value) {
   if (c.args.op == Op::Avg) host_divide(dst, count, dt, c.nranks);
 }
 
+// As append_inline_reduction: `from(q)` is where the bytes this rank sends
+// rank q lie; the shares land in the call's scratch.
+template <typename From>
+bool direct_inline_reduction(const DirectCall& c, size_t bytes, From from) {
+  char* values = static_cast<char*>(c.scratch);
+  auto value = [&](int q) { return values + static_cast<size_t>(q) * bytes; };
+  std::memcpy(value(c.rank), from(c.rank), bytes);
+  for (int q = 0; q < c.nranks; ++q)
+    if (q != c.rank && !direct_signal(c, q, from(q), bytes)) return false;
+  for (int q = 0; q < c.nranks; ++q)
+    if (q != c.rank && !direct_wait(c, q, value(q), bytes)) return false;
+  direct_reduce_in_rank_order(c, c.output, value);
+  return true;
+}
+
 // The calls small enough for the flag lines, on more than one rank.
 inline bool direct_fits(const CollArgs& a, const Schedule&, int nranks) {
   return nranks > 1 && a.count > 0 && shm_fits_inline(a.count * a.elem_size(), nranks);
