@@ -43,6 +43,8 @@ constexpr const char* kUsage = R"(usage: tutti-info [--explain COLLECTIVE BYTES 
     --memory host|cuda    buffer memory type                                [host]
     --dtype NAME          datatype                                          [float32]
     --cores shared|own    whether ranks outnumber a node's CPUs             [own]
+    --reads fast|slow     whether a peer read beats the shared segment
+                          (measured at tutti_comm_create; TUTTI_READS)      [TUTTI_READS, else fast]
 )";
 
 #if TUTTI_HAVE_UCX
@@ -140,6 +142,7 @@ struct ExplainRequest {
   MemoryType memory = MemoryType::Host;
   Datatype dtype = Datatype::Float32;
   bool shared_cores = false;
+  std::optional<bool> fast_reads;
 };
 
 int explain(const ExplainRequest& q) {
@@ -167,6 +170,10 @@ int explain(const ExplainRequest& q) {
   // Cross-memory attach, as tutti_comm_create's probe finds it where the
   // kernel allows a user's processes to read each other (TUTTI_CMA=0: off).
   if (topo.max_ranks_per_node > 1) dispatcher.set_peer_reads(cfg.cma);
+  // Whether those reads beat the segment: measured at creation, so here
+  // what the caller says, else TUTTI_READS, else fast (the rules' default).
+  const bool fast_reads = q.fast_reads.value_or(cfg.fast_reads.value_or(true));
+  dispatcher.set_fast_reads(fast_reads);
 
   CollArgs a;
   a.coll = q.coll;
@@ -187,7 +194,8 @@ int explain(const ExplainRequest& q) {
   const uint64_t bytes = q.coll == Collective::Alltoallv || q.coll == Collective::Barrier
                              ? 0
                              : message_bytes(a, q.ranks);
-  const CallShape shape{q.coll, bytes, q.ranks, q.nodes, q.memory, q.dtype, q.shared_cores};
+  const CallShape shape{q.coll,  bytes,  q.ranks, q.nodes, q.memory, q.dtype, q.shared_cores,
+                        fast_reads};
   int matched = 0;
   for (const TuningTable* table : {&dispatcher.user_table(), &builtin_tuning()})
     for (const TuningRule* r : table->matches(shape))
@@ -262,6 +270,11 @@ int main_impl(int argc, char** argv, int job_ranks) {
       const auto c = parse_cores(v);
       if (!c) fail(TUTTI_ERR_INVALID_ARGUMENT, "--cores: expected shared or own, got '", v, "'");
       q.shared_cores = *c;
+    } else if (arg == "--reads") {
+      const std::string v = value();
+      const auto f = parse_reads(v);
+      if (!f) fail(TUTTI_ERR_INVALID_ARGUMENT, "--reads: expected fast or slow, got '", v, "'");
+      q.fast_reads = *f;
     } else if (have_explain && positional == 0) {
       const auto c = parse_collective(arg);
       if (!c) fail(TUTTI_ERR_INVALID_ARGUMENT, "--explain: unknown collective '", arg, "'");

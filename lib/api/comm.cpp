@@ -11,6 +11,7 @@
 #include "algos/mpi_collective.hpp"
 #include "base/log.hpp"
 #include "node/peer_memory.hpp"
+#include "node/read_probe.hpp"
 #include "transport/mpi.hpp"
 #include "transport/mpi_types.hpp"
 #include "tuning/load.hpp"
@@ -190,7 +191,10 @@ void Comm::allocate_node_memory() {
     dispatcher_.set_shared_bytes(node_memory_ ? node_memory_->segment().data_bytes() : 0);
     // The single-copy algorithms synchronise through the segment's flags.
     // Every rank got a segment or none (NodeMemory::allocate agrees).
-    if (node_memory_) dispatcher_.set_peer_reads(probe_peer_reads(mpi_comm_, config_.cma));
+    if (node_memory_ && probe_peer_reads(mpi_comm_, config_.cma)) {
+      dispatcher_.set_peer_reads(true);
+      dispatcher_.set_fast_reads(settle_fast_reads(mpi_comm_));
+    }
     return;
   }
   MPI_Comm node_comm = MPI_COMM_NULL;
@@ -213,10 +217,11 @@ void Comm::allocate_node_memory() {
   // The single-copy steps inside a node (the node-aware *_cma algorithms)
   // synchronise through the segment's flags; a node of one rank reads
   // nobody. Every rank of a node got a segment or none (allocate agrees).
-  int reads = 1;
+  int reads = 1, fast_reads = 1;
   if (rc == MPI_SUCCESS && node_memory_) {
     try {
       reads = probe_peer_reads(node_comm, config_.cma) ? 1 : 0;
+      if (reads) fast_reads = settle_fast_reads(node_comm) ? 1 : 0;
     } catch (...) {
       MPI_Comm_free(&node_comm);
       throw;
@@ -224,17 +229,32 @@ void Comm::allocate_node_memory() {
   }
   MPI_Comm_free(&node_comm);
   check_mpi(rc, "MPI_Allreduce (shared segment size)");
-  int agreed[2] = {node_ranks == 1 || node_memory_ ? 1 : 0, reads};
-  check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 2, MPI_INT, MPI_MIN, mpi_comm_),
+  // Reads count as fast only where every node found them so.
+  int agreed[3] = {node_ranks == 1 || node_memory_ ? 1 : 0, reads, fast_reads};
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, agreed, 3, MPI_INT, MPI_MIN, mpi_comm_),
             "MPI_Allreduce (shared segments)");
   const bool ok = agreed[0] == 1;
   if (!ok) node_memory_.reset();  // collective on this node: its ranks agree
   dispatcher_.set_peer_reads(ok && agreed[1] == 1);
+  dispatcher_.set_fast_reads(agreed[2] == 1);
   if (node_memory_) {
     node_memory_->port().slot_writes().force(config_.shm_stream);
     node_memory_->port().use_rank_index(topology().nodes->local_of_rank);
   }
   dispatcher_.set_shared_bytes(ok && bytes != kNoLimit ? static_cast<size_t>(bytes) : 0);
+}
+
+// Whether a peer read beats the segment on this node (node/read_probe.hpp),
+// collective over `node_comm`, whose ranks have this node's segment and may
+// read each other's memory.
+bool Comm::settle_fast_reads(MPI_Comm node_comm) {
+  SharedSegment& segment = node_memory_->segment();
+  char* area = segment.data_bytes() >= kReadProbeAreaBytes ? segment.data() : nullptr;
+  const ReadVerdict v = agree_fast_reads(node_comm, area, config_.fast_reads,
+                                         topology().shared_cores, config_.timeout_s);
+  if (config_.debug.any() && rank_ == 0)
+    log_line(rank_, str("peer reads: ", v.fast ? "fast" : "slow", " (", v.why, ")"));
+  return v.fast;
 }
 
 Comm::~Comm() {

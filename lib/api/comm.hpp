@@ -256,6 +256,7 @@ class Comm {
   // call order (the same on every rank, so the queue cannot deadlock).
   std::unique_ptr<NodeMemory> node_memory_;  // this node's shared segment
   void allocate_node_memory();
+  bool settle_fast_reads(MPI_Comm node_comm);
   std::vector<char> direct_scratch_;  // DirectCall::scratch, sized with the plans
   std::shared_ptr<Operation> shm_holder_;
   // The blocking call running on the caller's stack (run_blocking), polled

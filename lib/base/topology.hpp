@@ -36,6 +36,10 @@ struct Topology {
   // node of several ranks and agreed by all ranks; TUTTI_CMA=0 turns it
   // off). The *_cma algorithms refuse without it.
   bool peer_reads = false;
+  // Whether a peer read beat the segment's two copies in the probe at
+  // creation (node/read_probe.hpp; agreed by all ranks): tuning rules with
+  // reads=fast or reads=slow match on it. True where nothing was probed.
+  bool fast_reads = true;
   // This rank's node has more ranks than CPUs they may run on (the union of
   // their affinity masks): waits then yield at once instead of spinning.
   bool oversubscribed = false;

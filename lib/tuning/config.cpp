@@ -146,6 +146,12 @@ Config Config::from_environment(bool have_ucx) {
       fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_SHM_STREAM='", v, "': expected auto, 1 or 0");
   }
   if (const char* v = env("TUTTI_CMA")) cfg.cma = parse_bool("TUTTI_CMA", v);
+  if (const char* v = env("TUTTI_READS")) {
+    const std::string mode = v;
+    if (mode == "fast" || mode == "slow") cfg.fast_reads = mode == "fast";
+    else if (mode != "auto")
+      fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_READS='", v, "': expected auto, fast or slow");
+  }
   if (const char* v = env("TUTTI_UCX_PEER_ERRORS"))
     cfg.ucx_peer_errors = parse_bool("TUTTI_UCX_PEER_ERRORS", v);
   return cfg;

@@ -56,6 +56,10 @@ struct Config {
   // TUTTI_CMA: ranks of one node may read each other's buffers with
   // cross-memory attach (node/peer_memory.hpp); 0 turns it off.
   bool cma = true;
+  // TUTTI_READS: whether rules with reads=fast/slow take peer reads as the
+  // faster way inside a node; nullopt ("auto"): measured at creation
+  // (node/read_probe.hpp).
+  std::optional<bool> fast_reads;
   // TUTTI_GROUP_FUSE_BYTES: grouped allreduces of at most this many bytes
   // are fused with others of their datatype and op (0: never).
   size_t group_fuse_bytes = 256 * 1024;

@@ -45,7 +45,7 @@ Decision Dispatcher::select(const CollArgs& args, const std::string& forced,
   const uint64_t bytes =
       args.coll == Collective::Alltoallv ? 0 : message_bytes(args, topo_.nranks);
   const CallShape shape{args.coll,   bytes,      topo_.nranks,       topo_.nnodes,
-                        args.memory, args.dtype, topo_.shared_cores};
+                        args.memory, args.dtype, topo_.shared_cores, topo_.fast_reads};
   for (const TuningRule* rule : user_.matches(shape))
     if (consider(rule->algorithm, rule->params, str("rule ", rule->origin))) return d;
   if (model_decides(args, topo_)) {

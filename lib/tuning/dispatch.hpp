@@ -52,6 +52,7 @@ class Dispatcher {
   // The shared segment's data bytes, once the communicator has one.
   void set_shared_bytes(size_t bytes) { topo_.shared_bytes = bytes; }
   void set_peer_reads(bool on) { topo_.peer_reads = on; }
+  void set_fast_reads(bool fast) { topo_.fast_reads = fast; }
   const TuningTable& user_table() const { return user_; }
 
  private:

@@ -23,11 +23,11 @@ namespace tutti {
 namespace {
 
 constexpr std::string_view kRowKeys[] = {"collective", "bytes", "ranks", "nodes", "memory",
-                                         "dtype", "cores", "algorithm", "params"};
+                                         "dtype", "cores", "reads", "algorithm", "params"};
 constexpr std::string_view kSectionKeys[] = {"name", "ranks", "nodes", "ppn", "rule"};
 constexpr std::string_view kHeaderKeys[] = {"cluster", "generated_by", "date", "tutti_version"};
 constexpr std::string_view kTopKeys[] = {"tutti", "section", "rule"};
-constexpr std::string_view kTuneFilters[] = {"ranks", "nodes", "memory", "dtype", "cores"};
+constexpr std::string_view kTuneFilters[] = {"ranks", "nodes", "memory", "dtype", "cores", "reads"};
 
 template <typename Names>
 std::string join(const Names& names) {
@@ -195,7 +195,7 @@ std::optional<std::string> check_rule(const TuningRule& r) {
   return std::nullopt;
 }
 
-// Two optional filters (memory, dtype, cores) can match one call: either is
+// Two optional filters (memory, dtype, cores, reads) can match one call: either is
 // unset, or they are equal.
 template <typename T>
 bool compatible(const std::optional<T>& a, const std::optional<T>& b) {
@@ -203,21 +203,22 @@ bool compatible(const std::optional<T>& a, const std::optional<T>& b) {
 }
 
 // Rows of one section must be disjoint (a call matches at most one) and,
-// within one (collective, ranks, nodes, memory, dtype, cores) group, sorted by size.
+// within one (collective, ranks, nodes, memory, dtype, cores, reads) group, sorted by size.
 std::optional<std::string> check_against_section(const TuningRule& r,
                                                  const std::vector<TuningRule>& earlier) {
   for (const TuningRule& e : earlier) {
     if (e.coll != r.coll) continue;
     if (e.bytes.overlaps(r.bytes) && e.ranks.overlaps(r.ranks) && e.nodes.overlaps(r.nodes) &&
         compatible(e.memory, r.memory) && compatible(e.dtype, r.dtype) &&
-        compatible(e.shared_cores, r.shared_cores))
+        compatible(e.shared_cores, r.shared_cores) && compatible(e.fast_reads, r.fast_reads))
       return str(collective_name(r.coll), " bytes '", format_range(r.bytes),
                  "' overlaps the rule at ", e.origin, " (", rule_to_string(e),
                  "): a call would match both; make the ranges of a section disjoint");
   }
   for (const TuningRule& e : earlier) {
     if (e.coll == r.coll && e.ranks == r.ranks && e.nodes == r.nodes && e.memory == r.memory &&
-        e.dtype == r.dtype && e.shared_cores == r.shared_cores && r.bytes.lo < e.bytes.lo)
+        e.dtype == r.dtype && e.shared_cores == r.shared_cores && e.fast_reads == r.fast_reads &&
+        r.bytes.lo < e.bytes.lo)
       return str(collective_name(r.coll), " bytes '", format_range(r.bytes),
                  "' is out of order: it comes after the rule at ", e.origin, " (bytes '",
                  format_range(e.bytes), "'); sort the rules of a section by size");
@@ -427,7 +428,7 @@ class TomlReader {
         ValueRange& target = k == "bytes" ? r.bytes : k == "ranks" ? r.ranks : r.nodes;
         ok = read_range(v, k, target) && ok;
       } else if (k == "collective" || k == "algorithm" || k == "memory" || k == "dtype" ||
-                 k == "cores") {
+                 k == "cores" || k == "reads") {
         // Present, even if wrong: its own message says what is wrong.
         have_coll = have_coll || k == "collective";
         have_algo = have_algo || k == "algorithm";
@@ -451,6 +452,9 @@ class TomlReader {
         } else if (k == "cores") {
           if (auto c = parse_cores(text)) r.shared_cores = *c;
           else bad(line_of(v), str("unknown cores '", text, "' (expected shared or own)"));
+        } else if (k == "reads") {
+          if (auto f = parse_reads(text)) r.fast_reads = *f;
+          else bad(line_of(v), str("unknown reads '", text, "' (expected fast or slow)"));
         } else {
           if (auto d = parse_datatype(text)) r.dtype = *d;
           else bad(line_of(v), str("unknown dtype '", text, "' (expected one of ", datatype_names(), ")"));
@@ -612,6 +616,9 @@ TuneRules parse_tune_string(std::string_view text, bool strict) {
         } else if (key == "cores") {
           if (auto c = parse_cores(value)) base.shared_cores = *c;
           else error = str("unknown cores '", value, "' (expected shared or own)");
+        } else if (key == "reads") {
+          if (auto f = parse_reads(value)) base.fast_reads = *f;
+          else error = str("unknown reads '", value, "' (expected fast or slow)");
         } else {
           error = str("unknown filter '", key, "' (expected one of ", join(kTuneFilters), ")");
         }

@@ -88,6 +88,14 @@ std::optional<bool> parse_cores(std::string_view text) {
   return std::nullopt;
 }
 
+const char* reads_name(bool fast) { return fast ? "fast" : "slow"; }
+
+std::optional<bool> parse_reads(std::string_view text) {
+  if (text == "fast") return true;
+  if (text == "slow") return false;
+  return std::nullopt;
+}
+
 std::string rule_to_string(const TuningRule& r) {
   std::string out = str(collective_name(r.coll), " bytes=", format_range(r.bytes));
   const ValueRange any;
@@ -96,6 +104,7 @@ std::string rule_to_string(const TuningRule& r) {
   if (r.memory) out += str(" memory=", memory_type_name(*r.memory));
   if (r.dtype) out += str(" dtype=", datatype_name(*r.dtype));
   if (r.shared_cores) out += str(" cores=", cores_name(*r.shared_cores));
+  if (r.fast_reads) out += str(" reads=", reads_name(*r.fast_reads));
   out += str(" -> ", r.algorithm);
   if (r.params.chunk_bytes) out += str(" chunk_bytes=", format_size(r.params.chunk_bytes));
   if (r.params.radix) out += str(" radix=", r.params.radix);
@@ -129,7 +138,8 @@ bool rule_matches(const TuningRule& rule, const CallShape& s) {
          rule.ranks.contains(static_cast<uint64_t>(s.nranks)) &&
          rule.nodes.contains(static_cast<uint64_t>(s.nnodes)) &&
          (!rule.memory || *rule.memory == s.memory) && (!rule.dtype || *rule.dtype == s.dtype) &&
-         (!rule.shared_cores || *rule.shared_cores == s.shared_cores);
+         (!rule.shared_cores || *rule.shared_cores == s.shared_cores) &&
+         (!rule.fast_reads || *rule.fast_reads == s.fast_reads);
 }
 
 const TuningRule* TuningTable::match(const CallShape& s) const {
@@ -208,9 +218,22 @@ const TuningTable& builtin_tuning() {
     // reduces it, reduce_cma.cpp) 16-256 KiB 1.10-1.23 of Open MPI's time
     // against the segment's 1.43-1.85, which is ahead again from 1 MiB
     // (0.80-0.99 against 1.0-1.2); chunks of 16 or 64 KiB were slower.
-    add_one_node(Collective::Allreduce, 64 * K, kAny, "cma", 0).ranks = {2, 3};
-    add_one_node(Collective::Allreduce, 256 * K, kAny, "cma", 0).ranks.lo = 3;
+    // Where the probe at creation found peer reads slower than the segment
+    // (node/read_probe.hpp), the segment keeps 2 ranks' mid sizes: the
+    // reads=fast rules below give way to the shm rules further down. On
+    // 2026-11-28's VM (a 64 KiB read 7-8 us, through the segment 3-4), 3
+    // alternating jobs per collective, both methods: the segment took
+    // 0.26-0.95 of Open MPI's time at 16-64 KiB against cma's 0.92-1.77.
+    // From 256 KiB the segment's copies lose where the cores are far apart
+    // (bcast 256 KiB-1 MiB 2.2-2.5 against cma's 1.1-1.2; close: 0.5-0.6
+    // against 1.0-1.2) and cma keeps those sizes, except for gather to
+    // 512 KiB and reduce to 1 MiB, where the segment won in the far state
+    // too (docs/perf/read-probe-2026-11-28.txt).
+    add_one_node(Collective::Allreduce, 64 * K, 256 * K, "cma", 0).ranks = {2, 3};
+    rules.back().fast_reads = true;
+    add_one_node(Collective::Allreduce, 256 * K, kAny, "cma", 0);
     add_one_node(Collective::Reduce, 16 * K, 1 * M, "cma", 0).ranks = {2, 3};
+    rules.back().fast_reads = true;
     add_one_node(Collective::Reduce, 256 * K, 1 * M, "cma", 0).ranks.lo = 3;
     add_one_node(Collective::Allreduce, 512 * K, 4 * M, "recursive_halving", 0).ranks = {2, 3};
     // Single copy (cross-memory attach: each rank reads its peers' buffers
@@ -230,15 +253,26 @@ const TuningTable& builtin_tuning() {
     // in both speed states (0.37-0.9 of Open MPI's time against 1.0-1.2,
     // docs/perf/one-node-mid-2026-11-28.txt), the opposite of 2026-11-26's
     // VM above; the rules stay, and tutti-tune fits them to a cluster.
-    add_one_node(Collective::Bcast, 16 * K, 2 * M, "cma", 0).ranks = {2, 3};
+    // Where reads are slow, the segment keeps 2 ranks' mid sizes (above).
+    add_one_node(Collective::Bcast, 16 * K, 256 * K, "cma", 0).ranks = {2, 3};
+    rules.back().fast_reads = true;
+    add_one_node(Collective::Bcast, 256 * K, 2 * M, "cma", 0).ranks = {2, 3};
     add_one_node(Collective::Allgather, 16 * K, kAny, "cma", 0).ranks = {2, 3};
+    rules.back().fast_reads = true;
     add_one_node(Collective::Allgather, 256 * K, kAny, "cma", 0);
-    add_one_node(Collective::Alltoall, 16 * K, kAny, "cma", 0).ranks = {2, 3};
-    add_one_node(Collective::Alltoall, 64 * K, kAny, "cma", 0);
-    add_one_node(Collective::Scatter, 32 * K, 4 * M, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Alltoall, 16 * K, 256 * K, "cma", 0).ranks = {2, 3};
+    rules.back().fast_reads = true;
+    add_one_node(Collective::Alltoall, 256 * K, kAny, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Alltoall, 64 * K, kAny, "cma", 0).ranks.lo = 3;
+    add_one_node(Collective::Scatter, 32 * K, 256 * K, "cma", 0).ranks = {2, 3};
+    rules.back().fast_reads = true;
+    add_one_node(Collective::Scatter, 32 * K, 256 * K, "shm", 256 * K).ranks = {2, 3};
+    add_one_node(Collective::Scatter, 256 * K, 4 * M, "cma", 0).ranks = {2, 3};
     add_one_node(Collective::Scatter, 4 * M, kAny, "shm", 256 * K).ranks = {2, 3};
-    add_one_node(Collective::Scatter, 64 * K, kAny, "cma", 0);
-    add_one_node(Collective::Gather, 32 * K, 1 * M, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Scatter, 64 * K, kAny, "cma", 0).ranks.lo = 3;
+    add_one_node(Collective::Gather, 32 * K, 512 * K, "cma", 0).ranks = {2, 3};
+    rules.back().fast_reads = true;
+    add_one_node(Collective::Gather, 512 * K, 1 * M, "cma", 0).ranks = {2, 3};
     add_one_node(Collective::Gather, 64 * K, 4 * M, "cma", 0).ranks.lo = 3;
     add_one_node(Collective::Allreduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);

@@ -41,6 +41,10 @@ struct TuningRule {
   // cores=shared: only where some node's ranks outnumber its CPUs
   // (Topology::shared_cores); cores=own: only where none do.
   std::optional<bool> shared_cores;
+  // reads=fast: only where reading a peer's buffer in place (cross-memory
+  // attach) beat the shared segment's two copies when the communicator was
+  // created (node/read_probe.hpp); reads=slow: only where it lost.
+  std::optional<bool> fast_reads;
   std::string algorithm;
   AlgoParams params;
   std::string origin;  // "built-in", "file.toml:12", "TUTTI_TUNE 'allreduce:0-4K:ring'"
@@ -54,6 +58,9 @@ std::string rule_to_string(const TuningRule& rule);
 // The values of a rule's "cores" key: "shared" (true) and "own" (false).
 const char* cores_name(bool shared);
 std::optional<bool> parse_cores(std::string_view text);
+// The values of a rule's "reads" key: "fast" (true) and "slow" (false).
+const char* reads_name(bool fast);
+std::optional<bool> parse_reads(std::string_view text);
 
 struct CallShape;
 bool rule_matches(const TuningRule& rule, const CallShape& shape);
@@ -65,6 +72,7 @@ struct CallShape {
   MemoryType memory;
   Datatype dtype;
   bool shared_cores = false;  // Topology::shared_cores
+  bool fast_reads = true;     // Dispatcher::fast_reads (the creation's probe)
 };
 
 class TuningTable {

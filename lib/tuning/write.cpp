@@ -207,6 +207,7 @@ std::string write_tuning_toml(const std::string& preamble, const TuningProvenanc
       if (r.memory) out += str("memory = \"", memory_type_name(*r.memory), "\"\n");
       if (r.dtype) out += str("dtype = \"", datatype_name(*r.dtype), "\"\n");
       if (r.shared_cores) out += str("cores = \"", cores_name(*r.shared_cores), "\"\n");
+      if (r.fast_reads) out += str("reads = \"", reads_name(*r.fast_reads), "\"\n");
       out += "algorithm = " + toml_quote(r.algorithm) + "\n";
       std::string params;
       if (r.params.chunk_bytes) params += str("chunk_bytes = \"", format_size(r.params.chunk_bytes), "\"");

@@ -5,8 +5,10 @@
 // count the calls that ran the MPI library's collective, and report invalid
 // tables on every rank. Ranks given different tables: tests/tuning. Ranks
 // given different TUTTI_SHM_STREAM settings still meet in the segment.
-// TUTTI_CMA=0 turns the single-copy algorithms off. A bad TUTTI_CUDA_IPC on
-// any rank fails creation on every rank (CUDA builds).
+// TUTTI_CMA=0 turns the single-copy algorithms off; the probe of their speed
+// at creation (or TUTTI_READS) decides the reads=fast rules, alike on every
+// rank. A bad TUTTI_CUDA_IPC on any rank fails creation on every rank (CUDA
+// builds).
 #include <catch2/catch.hpp>
 #include <sched.h>
 #include <unistd.h>
@@ -20,6 +22,8 @@
 
 #include "base/status.hpp"
 #include "mpi_harness.hpp"
+#include "node/peer_memory.hpp"
+#include "node/read_probe.hpp"
 #include "tuning/table.hpp"
 #include "tutti_config.h"
 
@@ -340,6 +344,105 @@ TEST_CASE("TUTTI_CMA turns the single-copy algorithms on and off", "[tuning]") {
     REQUIRE(tutti_comm_force_algorithm(c.comm, "allgather", "cma") == TUTTI_SUCCESS);
     CHECK(allgather_runs(c.comm) != "cma");
     CHECK(stats_of(c.comm).refused_fallbacks == before.refused_fallbacks + 1);
+  }
+}
+
+// The probe itself: ranks 0 and 1 of a node time a 64 KiB block moved both
+// ways; every rank gets the same two positive medians.
+TEST_CASE("the peer-read probe times both ways and tells every rank", "[tuning]") {
+  MPI_Comm node = MPI_COMM_NULL;
+  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS);
+  int node_ranks = 0;
+  MPI_Comm_size(node, &node_ranks);
+  if (!all_ranks(node_ranks >= 2) || !tutti::probe_peer_reads(node, true)) {
+    MPI_Comm_free(&node);
+    SUCCEED("the probe needs two ranks of one node that may read each other");
+    return;
+  }
+  int rank = 0;
+  MPI_Comm_rank(node, &rank);
+  void* mine = nullptr;
+  MPI_Win win = MPI_WIN_NULL;
+  REQUIRE(MPI_Win_allocate_shared(rank == 0 ? kReadProbeAreaBytes : 0, 1, MPI_INFO_NULL, node,
+                                  &mine, &win) == MPI_SUCCESS);
+  MPI_Aint bytes = 0;
+  int unit = 0;
+  void* area = nullptr;
+  REQUIRE(MPI_Win_shared_query(win, 0, &bytes, &unit, &area) == MPI_SUCCESS);
+  const std::optional<ReadTimes> t = time_peer_reads(node, static_cast<char*>(area), 60);
+  REQUIRE(t);
+  CHECK(t->read_us > 0);
+  CHECK(t->segment_us > 0);
+  double mine_and_negated[4] = {t->read_us, t->segment_us, -t->read_us, -t->segment_us};
+  REQUIRE(MPI_Allreduce(MPI_IN_PLACE, mine_and_negated, 4, MPI_DOUBLE, MPI_MAX, node) ==
+          MPI_SUCCESS);
+  CHECK(mine_and_negated[0] == -mine_and_negated[2]);  // the same on every rank
+  CHECK(mine_and_negated[1] == -mine_and_negated[3]);
+  MPI_Win_free(&win);
+  MPI_Comm_free(&node);
+}
+
+// 2 ranks, bcast of 64 KiB: the reads=fast rule names cma. TUTTI_READS
+// decides it; with auto the probe does, alike on every rank; ranks whose
+// settings differ are settled by the probe too; a bad value fails creation.
+TEST_CASE("TUTTI_READS and the probe decide the reads=fast rules on every rank", "[tuning]") {
+  MPI_Comm node = MPI_COMM_NULL;
+  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS);
+  int node_ranks = 0;
+  MPI_Comm_size(node, &node_ranks);
+  MPI_Comm_free(&node);
+  Env env;
+  env.set("TUTTI_ALGO_BCAST", std::nullopt);
+  env.set("TUTTI_TUNE", std::nullopt);
+  env.set("TUTTI_TUNING_FILE", std::nullopt);
+  env.set("TUTTI_CMA", std::nullopt);
+  const size_t count = 16384;  // 64 KiB of int32
+  auto bcast_runs = [&](tutti_comm_t comm) {
+    std::vector<int32_t> buf(count, -1);
+    const int root = world_size() - 1;
+    if (world_rank() == root)
+      for (size_t i = 0; i < count; ++i) buf[i] = static_cast<int32_t>(i * 7 + 3);
+    bool ok = tutti_bcast(buf.data(), count, TUTTI_INT32, root, comm) == TUTTI_SUCCESS;
+    for (size_t i = 0; i < count; ++i) ok = ok && buf[i] == static_cast<int32_t>(i * 7 + 3);
+    REQUIRE(all_ranks(ok));
+    return std::string(tutti_comm_last_algorithm(comm));
+  };
+  // Whether every rank ran `algo` or every rank ran something else.
+  auto alike = [](const std::string& ran, const std::string& algo) {
+    const bool mine = ran == algo;
+    return all_ranks(mine) || all_ranks(!mine);
+  };
+  const bool two_on_one_node = world_size() == 2 && all_ranks(node_ranks == 2);
+  for (const char* setting : {"fast", "slow"}) {
+    env.set("TUTTI_READS", setting);
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    const std::string ran = bcast_runs(c.comm);
+    INFO("TUTTI_READS=" << setting << ": " << ran);
+    if (two_on_one_node) CHECK(ran == (std::string(setting) == "fast" ? "cma" : "shm"));
+    CHECK(alike(ran, "cma"));
+  }
+  {
+    env.set("TUTTI_READS", world_rank() % 2 ? "slow" : "fast");
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    CHECK(alike(bcast_runs(c.comm), "cma"));
+  }
+  {
+    env.set("TUTTI_READS", std::nullopt);
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    const std::string ran = bcast_runs(c.comm);
+    CHECK(alike(ran, "cma"));
+    if (two_on_one_node) CHECK((ran == "cma" || ran == "shm"));
+  }
+  {
+    env.set("TUTTI_READS", "sometimes");
+    Comm c;
+    CHECK(all_ranks(c.status == TUTTI_ERR_INVALID_ARGUMENT));
+    CHECK(c.error.find("TUTTI_READS='sometimes': expected auto, fast or slow") != std::string::npos);
   }
 }
 

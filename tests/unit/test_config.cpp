@@ -24,7 +24,7 @@ class Env {
     for (const char* name : {"TUTTI_TRANSPORT", "TUTTI_TIMEOUT", "TUTTI_SPIN", "TUTTI_SLEEP_AFTER", "TUTTI_TUNE",
                              "TUTTI_TUNING_FILE", "TUTTI_TUNING_STRICT", "TUTTI_MACHINE", "TUTTI_DEBUG",
                              "TUTTI_CHECK", "TUTTI_TRACE", "TUTTI_SHM_STREAM",
-                             "TUTTI_UCX_PEER_ERRORS"})
+                             "TUTTI_READS", "TUTTI_UCX_PEER_ERRORS"})
       set(name, std::nullopt);
     for (Collective c : kAllCollectives) set(algo_env_name(c), std::nullopt);
   }
@@ -187,6 +187,16 @@ TEST_CASE("config: transport, timeout and other values", "[config]") {
   CHECK(Config::from_environment(true).shm_stream == false);
   env.set("TUTTI_SHM_STREAM", "fast");
   CHECK(error_of() == "TUTTI_SHM_STREAM='fast': expected auto, 1 or 0");
+  env.set("TUTTI_SHM_STREAM", std::nullopt);
+  CHECK_FALSE(Config::from_environment(true).fast_reads.has_value());
+  env.set("TUTTI_READS", "auto");
+  CHECK_FALSE(Config::from_environment(true).fast_reads.has_value());
+  env.set("TUTTI_READS", "fast");
+  CHECK(Config::from_environment(true).fast_reads == true);
+  env.set("TUTTI_READS", "slow");
+  CHECK(Config::from_environment(true).fast_reads == false);
+  env.set("TUTTI_READS", "1");
+  CHECK(error_of() == "TUTTI_READS='1': expected auto, fast or slow");
 }
 
 }  // namespace tutti

@@ -249,6 +249,36 @@ TEST_CASE("a file's cores key: shared or own, and nothing else", "[tuning]") {
         }).find("c.toml:3: unknown cores 'many' (expected shared or own)") != std::string::npos);
 }
 
+TEST_CASE("a rule's reads key: fast or slow, matched against the creation's probe", "[tuning]") {
+  const TuningFile f = parse_tuning_toml(
+      "[[rule]]\ncollective = \"bcast\"\nbytes = \"16K-1M\"\nreads = \"fast\"\n"
+      "algorithm = \"cma\"\n"
+      "[[rule]]\ncollective = \"bcast\"\nbytes = \"16K-1M\"\nreads = \"slow\"\n"
+      "algorithm = \"shm\"\n",
+      "r.toml", true);
+  const std::vector<TuningRule> rules = f.rules_for({2, 1, 2});
+  REQUIRE(rules.size() == 2);
+  CHECK(rule_to_string(rules[0]) == "bcast bytes=16K-1M reads=fast -> cma");
+  CHECK(rule_to_string(rules[1]) == "bcast bytes=16K-1M reads=slow -> shm");
+  CallShape shape{Collective::Bcast, 64 << 10, 2, 1, MemoryType::Host, Datatype::Float32};
+  CHECK(shape.fast_reads);  // nothing probed: reads count as fast
+  CHECK(rule_matches(rules[0], shape));
+  CHECK_FALSE(rule_matches(rules[1], shape));
+  shape.fast_reads = false;
+  CHECK_FALSE(rule_matches(rules[0], shape));
+  CHECK(rule_matches(rules[1], shape));
+  // The compact form takes it as a filter; a bad value names both words.
+  const TuneRules t = parse_tune_string("bcast[reads=slow]:16K-1M:shm", true);
+  REQUIRE(t.rules.size() == 1);
+  CHECK(rule_to_string(t.rules[0]) == "bcast bytes=16K-1M reads=slow -> shm");
+  CHECK(error_of([] { parse_tune_string("bcast[reads=quick]:0-:shm", true); })
+            .find("unknown reads 'quick' (expected fast or slow)") != std::string::npos);
+  CHECK(error_of([] {
+          parse_tuning_toml("[[rule]]\ncollective = \"bcast\"\nreads = \"1\"\nalgorithm = \"shm\"\n",
+                            "r.toml", true);
+        }).find("r.toml:3: unknown reads '1' (expected fast or slow)") != std::string::npos);
+}
+
 TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
   SECTION("rules, ranges, filters and parameters") {
     const TuneRules t = parse_tune_string(
@@ -317,7 +347,7 @@ TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
          "TUTTI_TUNE 'allreduce[ranks=4:0-:ring': '[' without ']'"},
         {"allreduce[gpus=4]:0-:ring",
          "TUTTI_TUNE 'allreduce[gpus=4]:0-:ring': unknown filter 'gpus' (expected one of ranks, "
-         "nodes, memory, dtype, cores)"},
+         "nodes, memory, dtype, cores, reads)"},
         {"allreduce[cores=4]:0-:ring",
          "TUTTI_TUNE 'allreduce[cores=4]:0-:ring': unknown cores '4' (expected shared or own)"},
         {"allreduce[memory=gpu]:0-:ring",
@@ -330,7 +360,7 @@ TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
          "TUTTI_TUNE 'allreduce[ranks=4]x:0-:ring': unexpected 'x' after the filters"},
         {"allreduce[ranks]:0-:ring",
          "TUTTI_TUNE 'allreduce[ranks]:0-:ring': filter 'ranks' is not KEY=VALUE (keys: ranks, "
-         "nodes, memory, dtype, cores)"},
+         "nodes, memory, dtype, cores, reads)"},
         {"alltoallv:4K-:pairwise",
          "TUTTI_TUNE 'alltoallv:4K-:pairwise': alltoallv rules are matched at size 0 (alltoallv "
          "sizes differ between ranks), so bytes '4K-' never matches; use \"0-\""},
@@ -535,6 +565,34 @@ TEST_CASE("one-node bcast reads peers in place from 16 KiB to 2 MiB on 2 ranks",
     CHECK(picks(1 << 20) == (p == 2 ? "cma" : "shm"));
     CHECK(picks(2 << 20) == "shm");
   }
+}
+
+TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep mid sizes in the segment",
+          "[tuning]") {
+  Dispatcher d(TuningTable(std::vector<TuningRule>{}), Topology::single_node(2, 1 << 20));
+  d.set_peer_reads(true);
+  auto picks = [&](Collective c, uint64_t bytes) {
+    return std::string(d.select(call(c, bytes, 2), "", "").algorithm->name);
+  };
+  // {collective, a mid size, a size past the mid range}: slow reads move
+  // the first to the segment and leave the second to cma.
+  const std::tuple<Collective, uint64_t, uint64_t> cases[] = {
+      {Collective::Allreduce, 64 << 10, 1 << 20}, {Collective::Bcast, 128 << 10, 1 << 20},
+      {Collective::Allgather, 64 << 10, 1 << 20}, {Collective::Alltoall, 128 << 10, 1 << 20},
+      {Collective::Scatter, 128 << 10, 1 << 20},  {Collective::Gather, 256 << 10, 768 << 10},
+      {Collective::Reduce, 512 << 10, 4 << 20}};
+  for (const auto& [c, mid, past] : cases) {
+    INFO(collective_name(c) << " " << mid << " B and " << past << " B");
+    d.set_fast_reads(true);
+    CHECK(picks(c, mid) == "cma");
+    const std::string past_fast = picks(c, past);
+    d.set_fast_reads(false);
+    CHECK(picks(c, mid) == "shm");
+    CHECK(picks(c, past) == past_fast);
+  }
+  // Below the mid range nothing changes: the segment either way.
+  d.set_fast_reads(false);
+  CHECK(picks(Collective::Bcast, 8 << 10) == "shm");
 }
 
 TEST_CASE("one-node jobs default to the shared-memory algorithms where they measured fastest", "[tuning]") {
