@@ -106,6 +106,22 @@ std::string builtin_choice(Collective c, uint64_t bytes) {
   return r ? r->algorithm : "mpi";
 }
 
+// The ranks of MPI_COMM_WORLD on this rank's node (the caller frees it).
+MPI_Comm this_node() {
+  MPI_Comm node = MPI_COMM_NULL;
+  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS);
+  return node;
+}
+
+int ranks_on_this_node() {
+  MPI_Comm node = this_node();
+  int n = 0;
+  MPI_Comm_size(node, &n);
+  MPI_Comm_free(&node);
+  return n;
+}
+
 tutti_comm_stats_t stats_of(tutti_comm_t comm) {
   tutti_comm_stats_t s{};
   REQUIRE(tutti_comm_stats(comm, &s) == TUTTI_SUCCESS);
@@ -303,12 +319,7 @@ TEST_CASE("ranks with different TUTTI_SHM_STREAM settings still meet in the segm
 // the built-in rule that names cma gives way to the shared segment's, and a
 // forced cma refuses; results stay right either way.
 TEST_CASE("TUTTI_CMA turns the single-copy algorithms on and off", "[tuning]") {
-  MPI_Comm node = MPI_COMM_NULL;
-  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-          MPI_SUCCESS);
-  int node_ranks = 0;
-  MPI_Comm_size(node, &node_ranks);
-  MPI_Comm_free(&node);
+  const int node_ranks = ranks_on_this_node();
   const int p = world_size();
   if (p < 2 || !all_ranks(node_ranks == p)) {
     SUCCEED("cma needs one node of several ranks: it refuses here");
@@ -350,9 +361,7 @@ TEST_CASE("TUTTI_CMA turns the single-copy algorithms on and off", "[tuning]") {
 // The probe itself: ranks 0 and 1 of a node time a 64 KiB block moved both
 // ways; every rank gets the same two positive medians.
 TEST_CASE("the peer-read probe times both ways and tells every rank", "[tuning]") {
-  MPI_Comm node = MPI_COMM_NULL;
-  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-          MPI_SUCCESS);
+  MPI_Comm node = this_node();
   int node_ranks = 0;
   MPI_Comm_size(node, &node_ranks);
   if (!all_ranks(node_ranks >= 2) || !tutti::probe_peer_reads(node, true)) {
@@ -387,12 +396,7 @@ TEST_CASE("the peer-read probe times both ways and tells every rank", "[tuning]"
 // decides it; with auto the probe does, alike on every rank; ranks whose
 // settings differ are settled by the probe too; a bad value fails creation.
 TEST_CASE("TUTTI_READS and the probe decide the reads=fast rules on every rank", "[tuning]") {
-  MPI_Comm node = MPI_COMM_NULL;
-  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-          MPI_SUCCESS);
-  int node_ranks = 0;
-  MPI_Comm_size(node, &node_ranks);
-  MPI_Comm_free(&node);
+  const int node_ranks = ranks_on_this_node();
   Env env;
   env.set("TUTTI_ALGO_BCAST", std::nullopt);
   env.set("TUTTI_TUNE", std::nullopt);
