@@ -194,8 +194,8 @@ int explain(const ExplainRequest& q) {
   const uint64_t bytes = q.coll == Collective::Alltoallv || q.coll == Collective::Barrier
                              ? 0
                              : message_bytes(a, q.ranks);
-  const CallShape shape{q.coll,  bytes,  q.ranks, q.nodes, q.memory, q.dtype, q.shared_cores,
-                        fast_reads};
+  const CallShape shape{q.coll,   bytes,   q.ranks,         q.nodes,
+                        q.memory, q.dtype, q.shared_cores, fast_reads};
   int matched = 0;
   for (const TuningTable* table : {&dispatcher.user_table(), &builtin_tuning()})
     for (const TuningRule* r : table->matches(shape))

@@ -135,8 +135,8 @@ ReadVerdict agree_fast_reads(MPI_Comm node_comm, char* area, std::optional<bool>
   const std::optional<ReadTimes> t = time_peer_reads(node_comm, area, timeout_s);
   if (!t) return {true, "not measured: a peer read failed"};
   measured.store(t->reads_faster() ? 1 : 0);
-  return {t->reads_faster(), str("a 64 KiB block took ", t->read_us, " us by a peer read, ", t->segment_us,
-                         " us through the segment")};
+  return {t->reads_faster(), str("a 64 KiB block took ", t->read_us, " us by a peer read, ",
+                                 t->segment_us, " us through the segment")};
 }
 
 }  // namespace tutti
