@@ -252,8 +252,8 @@ const TuningTable& builtin_tuning() {
     // beat cma at 16 KiB-1 MiB for bcast, scatter and gather on 2 ranks
     // in both speed states (0.37-0.9 of Open MPI's time against 1.0-1.2,
     // docs/perf/one-node-mid-2026-11-28.txt), the opposite of 2026-11-26's
-    // VM above; the rules stay, and tutti-tune fits them to a cluster.
-    // Where reads are slow, the segment keeps 2 ranks' mid sizes (above).
+    // VM above. So the mid sizes of 2 ranks follow the probe at creation
+    // (reads=fast, above): where reads are slow, the segment keeps them.
     add_one_node(Collective::Bcast, 16 * K, 256 * K, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Bcast, 256 * K, 2 * M, "cma", 0).ranks = {2, 3};

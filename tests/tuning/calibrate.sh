@@ -29,12 +29,16 @@ for key in intra.alpha_us intra.beta_gbps compute.reduce_gbps compute.copy_gbps;
   expect_number "$key" '>' "measured and positive"
 done
 expect_number intra.inject_us '>=' "measured"
-# The rendezvous lines: the first sizes' line costs less at its first size
-# than the large messages' line (else it says nothing), and the ladder
-# behind the eager limit is in the file.
+# The rendezvous lines, both measured, and the ladder behind the eager
+# limit in the file.
 expect_number intra.rndv_short_beta_gbps '>' "measured"
-expect "awk -v a='$(value intra rndv_short_alpha_us)' -v A='$(value intra rndv_alpha_us)' 'BEGIN {exit !(a != \"\" && a + 0 < A + 0)}'" \
-  "intra.rndv_short_alpha_us below intra.rndv_alpha_us"
+expect_number intra.rndv_short_alpha_us '>=' "measured"
+# Whether the short line starts below the large one is the machine's, not
+# the code's: the large line's start is extrapolated from 256 KiB-4 MiB
+# times, a small difference of large ones. 2026-11-27's VM: 6-11 us against
+# 25-28; 2026-11-28's, run to run (the code of d4ac6af too): 12.6 against
+# 5.9, 5.4 against 3.0, 5.1 against 11.2. Said, not checked.
+echo "note: intra.rndv_short_alpha_us = $(value intra rndv_short_alpha_us), intra.rndv_alpha_us = $(value intra rndv_alpha_us)"
 expect "grep -q '^# (half round trips: 4 KiB' '$file'" "the eager ladder's half round trips are in the file"
 cores=$(value compute cores_per_node)
 expect "[ '$cores' = $(nproc) ]" "compute.cores_per_node = $cores, the CPUs the ranks may run on ($(nproc))"
