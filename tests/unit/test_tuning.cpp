@@ -575,7 +575,8 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep mid si
     return std::string(d.select(call(c, bytes, 2), "", "").algorithm->name);
   };
   // {collective, a mid size, a size past the mid range}: slow reads move
-  // the first to the segment and leave the second to cma.
+  // the first from cma to the segment and leave the second as fast reads
+  // have it (cma, or the segment where that was the rule already).
   const std::tuple<Collective, uint64_t, uint64_t> cases[] = {
       {Collective::Allreduce, 64 << 10, 1 << 20}, {Collective::Bcast, 128 << 10, 1 << 20},
       {Collective::Allgather, 64 << 10, 1 << 20}, {Collective::Alltoall, 128 << 10, 1 << 20},
