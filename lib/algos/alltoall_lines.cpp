@@ -1,17 +1,19 @@
 // alltoall "lines": single node; the exchange of algos/flag_exchange.hpp
-// (alltoallv "shm"'s) on equal blocks: blocks of up to 3 KiB ride in the
-// segment's flag lines, larger ones are read in place by their receivers
-// (cross-memory attach), or go as messages where ranks cannot read each
-// other.
+// (alltoallv "shm"'s) on equal blocks: blocks of up to 1.5 KiB ride in the
+// segment's flag lines, blocks up to 128 KiB through slots (4 KiB on 2
+// ranks whose reads are fast), larger ones are read in place by their
+// receivers (cross-memory attach), or go as messages where ranks cannot
+// read each other.
 //   Steps:    copy the own block; every block of m bytes in ceil(m / 384)
-//             signals to its peer, 4 a round; or, larger, its address in a
-//             flag round, the reads, a flag round back to the owners. A
-//             blocking call out of place whose blocks go in the lines runs
+//             signals to its peer in one round; or, staged, copied into
+//             a slot, a flag round, copied out; or, larger, its address
+//             in a flag round, the reads, a flag round back to the owners.
+//             A blocking call out of place without large blocks runs
 //             directly (engine/direct_call.hpp).
-//   Traffic:  a block in the lines is copied into them and out of them; a
+//   Traffic:  a block in the lines or a slot is copied in and out; a
 //             larger one once; no messages.
-//   Scratch:  0; in place P m.
-//   Rounds:   ceil(ceil(m / 384) / 4) flag rounds (larger blocks: 2).
+//   Scratch:  0; in place P m. Shared (staged): 2 x P x P slots.
+//   Rounds:   1 flag round (larger blocks: 2).
 //   Why:      "shm" stages every block through a slot and then signals:
 //             a flag round plus two copies through lines of their own. In
 //             the lines the data rides with its signal: 8-512 B per rank
@@ -25,7 +27,7 @@
 namespace tutti::algos {
 namespace {
 
-void build(ScheduleBuilder& b) { append_flag_exchange(b, alltoall_exchange_layout(b)); }
+void build(ScheduleBuilder& b) { append_flag_exchange(b, alltoall_exchange_layout(b), false); }
 
 bool run_direct(const DirectCall& c) {
   const size_t m = c.args.count * c.args.elem_size();
@@ -41,7 +43,7 @@ bool run_direct(const DirectCall& c) {
 
 extern const Algorithm kAlltoallLines{
     "lines", Collective::Alltoall,
-    "single node: blocks up to 3 KiB ride in the flag lines, larger ones are read in place",
+    "single node: small blocks ride in the flag lines, mid-size ones in slots, larger ones are read in place",
     refuse_flag_exchange, build, flag_exchange_direct_applies, run_direct};
 
 }  // namespace tutti::algos

@@ -1,39 +1,48 @@
 // alltoallv "shm": single node; the exchange of algos/flag_exchange.hpp:
-// blocks of up to 3 KiB ride in the segment's flag lines, larger ones are
-// read in place by their receivers (cross-memory attach), or go as
-// messages where ranks cannot read each other.
-//   Steps:    copy the own block; the small blocks in the flag lines, as
-//             many signals to one peer a round as its lines hold unread
-//             (4); then the larger ones (their addresses in a flag round,
-//             the reads, a flag round back to their owners).
-//             A blocking call out of place whose blocks all go in the lines
-//             runs directly (engine/direct_call.hpp): 0.52-0.64 of Open
-//             MPI's time at 8-512 B on 2 ranks against 0.65-0.76 by the
-//             engine (3 alternating jobs each, 2026-11-28).
-//   Traffic:  a small block is copied into the lines and out of them; a
-//             large one once (by messages: as alltoallv "pairwise").
-//   Scratch:  0; in place the input's extent.
-//   Rounds:   the most pieces of any of the rank's blocks / 4, then 2 flag
-//             rounds. Cost: about a flag round per 4 pieces, then 2 flag
+// blocks of up to 1.5 KiB ride in the segment's flag lines, blocks up to
+// 128 KiB go through a slot of the segment (4 KiB on 2 ranks whose peer
+// reads are fast), larger ones are read in place by their receivers
+// (cross-memory attach), or go as messages where ranks cannot read each
+// other.
+//   Steps:    copy the own block; copy the mid-size blocks into the slots;
+//             a flag round to every peer that carries the small blocks
+//             (an empty signal where a pair has none); copy the mid-size
+//             blocks out of the peers' slots; then the larger ones (their
+//             addresses in a flag round, the reads, a flag round back to
+//             their owners). Without slots (a small segment) blocks of up
+//             to 3 KiB take as many line rounds as they need.
+//             A blocking call out of place without large blocks runs
+//             directly (engine/direct_call.hpp): 0.52-0.64 of Open MPI's
+//             time at 8-512 B on 2 ranks against 0.65-0.76 by the engine
+//             (3 alternating jobs each, 2026-11-28).
+//   Traffic:  a small or mid-size block is copied in and out; a large one
+//             once (by messages: as alltoallv "pairwise").
+//   Scratch:  0; in place the input's extent. Shared: 2 x P x P slots.
+//   Rounds:   1 flag round, then 2 for the large blocks. Cost: a flag
+//             round + 2 copies of the largest staged volume, then 2 flag
 //             rounds + the larger of the bytes a rank reads and the bytes
 //             read from it at copy speed (by messages: (P-1) alpha +
 //             max(sent, received) beta).
 //   Why:      alltoallv of 8-512 B on 2 ranks took 0.73-1.0 us by
 //             messages against Open MPI's 0.52-0.62, in the flag lines
 //             0.25-0.43 (2026-11-28): a message through UCX costs several
-//             flag rounds. Read in place, 8-64 KiB per rank (4-32 KiB
-//             blocks) on 2 ranks took 0.92-0.97 of Open MPI's time against
-//             1.13-2.8 by messages; on 4 ranks 16-256 KiB 0.87-1.12
-//             against 1.18-3.6; from 1 MiB both about level with Open MPI
-//             (alternating jobs, 2026-11-28:
-//             docs/perf/alltoallv-reads-2026-11-28.txt).
+//             flag rounds. Mid-size blocks read in place (a system call of
+//             several microseconds each) took 1.06-1.22 of Open MPI's time
+//             at 8-128 KiB per rank on 2 ranks and 1.04-1.23 at 16-128 KiB
+//             on 4 (far-apart cores, reads slow); through the slots
+//             0.22-0.68 and 0.36-0.65, and blocks of 1.5-3 KiB staged
+//             instead of in two rounds of lines 0.83-0.87 against 1.03-1.12
+//             (2 ranks, 4 KiB per rank) and 0.86 against 1.21-1.75 (4
+//             ranks, 8 KiB): docs/perf/alltoallv-slots-2026-11-29.txt.
+//             From 256 KiB blocks reads are level with Open MPI (2 ranks
+//             512 KiB per rank 1.05-1.12, 4 ranks 1 MiB 0.89-1.06).
 //   Refuses:  ranks on more than one node, no shared segment.
 #include "algos/flag_exchange.hpp"
 
 namespace tutti::algos {
 namespace {
 
-void build(ScheduleBuilder& b) { append_flag_exchange(b, alltoallv_exchange_layout(b)); }
+void build(ScheduleBuilder& b) { append_flag_exchange(b, alltoallv_exchange_layout(b), true); }
 
 bool run_direct(const DirectCall& c) {
   const CollArgs& a = c.args;
@@ -51,7 +60,7 @@ bool run_direct(const DirectCall& c) {
 
 extern const Algorithm kAlltoallvShm{
     "shm", Collective::Alltoallv,
-    "single node: blocks up to 3 KiB ride in the flag lines, larger ones are read in place",
+    "single node: small blocks ride in the flag lines, mid-size ones in slots, larger ones are read in place",
     refuse_flag_exchange, build, flag_exchange_direct_applies, run_direct};
 
 }  // namespace tutti::algos

@@ -9,7 +9,7 @@ Refusal refuse_flag_exchange(const CollArgs&, const Topology& topo) {
   return std::nullopt;
 }
 
-void append_flag_exchange(ScheduleBuilder& b, const ExchangeLayout& l) {
+void append_flag_exchange(ScheduleBuilder& b, const ExchangeLayout& l, bool counts_differ) {
   const int p = b.nranks(), r = b.rank();
   if (!b.args().in_place) b.copy(output(l.recv_off[r]), input(l.send_off[r]), l.recv_bytes[r]);
   if (p == 1) return;
@@ -20,27 +20,50 @@ void append_flag_exchange(ScheduleBuilder& b, const ExchangeLayout& l) {
     send_base = b.scratch(extent);
     b.copy(send_base, output(), extent);
   }
-  const FlagPieces f(p, b.topology().peer_reads);
+  const FlagPieces f(p, b.topology().peer_reads,
+                     flag_exchange_stage_limit(b.topology(), b.shared_capacity(), chunk_bytes_of(b)));
+  const bool chunk =
+      f.stage_limit > 0 && (counts_differ || f.staged(l.send_bytes[static_cast<size_t>(mod(r + 1, p))]));
+  ShmSlots slots{};
+  int parity = 0;
+  if (chunk) {
+    parity = b.begin_shm_chunk();
+    slots = shm_slots(b, static_cast<size_t>(p), f.stage_limit);
+    for (int k = 1; k < p; ++k) {
+      const int to = mod(r + k, p);
+      if (f.staged(l.send_bytes[to])) b.copy(slots.at(parity, r, to), send_base + l.send_off[to], l.send_bytes[to]);
+    }
+  }
   // Round j carries pieces [first(j), end(j)) of every block: signals
   // first, then waits. The ranks in the lowest round can always go on:
   // their peers have taken every earlier piece, and have sent or will send
-  // this round's.
+  // this round's. With a chunk the first round signals every peer: after
+  // it every rank has staged its blocks (and read the slots of this
+  // parity's last chunk), so the staged blocks are copied out.
   const size_t rounds = f.rounds(
-      p, r, [&](int q) { return l.send_bytes[q]; }, [&](int q) { return l.recv_bytes[q]; });
+      p, r, [&](int q) { return l.send_bytes[q]; }, [&](int q) { return l.recv_bytes[q]; }, chunk);
   for (size_t j = 0; j < rounds; ++j) {
     for (int k = 1; k < p; ++k) {
       const int to = mod(r + k, p);
       const size_t n = l.send_bytes[to];
+      if (f.empty_signal(j, n, chunk)) b.shm_signal(to);
       for (size_t i = f.first(j); i < f.end(j, n); ++i)
         b.shm_signal(to, send_base + (l.send_off[to] + i * f.carry), f.length(i, n));
     }
     for (int k = 1; k < p; ++k) {
       const int from = mod(r - k, p);
       const size_t n = l.recv_bytes[from];
+      if (f.empty_signal(j, n, chunk)) b.shm_wait(from);
       for (size_t i = f.first(j); i < f.end(j, n); ++i)
         b.shm_wait(from, output(l.recv_off[from] + i * f.carry), f.length(i, n));
     }
     b.end_round();
+    if (j == 0)
+      for (int k = 1; k < p; ++k) {
+        const int from = mod(r - k, p);
+        if (f.staged(l.recv_bytes[from]))
+          b.copy(output(l.recv_off[from]), slots.at(parity, from, r), l.recv_bytes[from]);
+      }
   }
   if (f.reads) {
     // The large blocks are read in place: each goes to its reader as an

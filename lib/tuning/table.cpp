@@ -298,13 +298,12 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Alltoall, 0, 1 * K, "lines", 0);
     add_one_node(Collective::Alltoall, 0, kAny, "shm", 256 * K);
     // alltoallv (its rules see no size: the counts differ between ranks):
-    // blocks of up to 3 KiB through the flag lines, larger ones read in
-    // place by their receivers (without peer reads: as "pairwise" sends
-    // them). 8-512 B: 0.64-0.82 of Open MPI's time against pairwise's
-    // 1.2-3.6 (2 and 4 ranks, alternating jobs, 2026-11-28:
-    // docs/perf/alltoallv-shm-2026-11-28.txt); 8 KiB-4 MiB read in place
-    // 0.83-1.12 against 0.87-3.6 by messages
-    // (docs/perf/alltoallv-reads-2026-11-28.txt).
+    // blocks of up to 1.5 KiB through the flag lines, up to 128 KiB through
+    // slots, larger ones read in place by their receivers (without peer
+    // reads: as "pairwise" sends them). 8-512 B: 0.64-0.82 of Open MPI's
+    // time against pairwise's 1.2-3.6 (2 and 4 ranks, alternating jobs,
+    // 2026-11-28: docs/perf/alltoallv-shm-2026-11-28.txt); 8-256 KiB per
+    // rank through the slots 0.22-0.90 (docs/perf/alltoallv-slots-2026-11-29.txt).
     add_one_node(Collective::Alltoallv, 0, kAny, "shm", 0);
     // Where ranks share cores, a barrier through one leader: after the
     // all-to-all flags of "shm" every rank is released at once, and a small
