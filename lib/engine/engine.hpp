@@ -62,9 +62,8 @@ class ScheduleRun {
   MemoryType memory(BufRef ref) const;
   void run_local(const Step& step);
   void read_from_peer(const Step& step);
-  // Runs a local step; returns the seconds it took (probe calls,
-  // node/slot_writes.hpp).
-  double run_timed(const Step& step);
+  // Runs a round's local steps; in a probe call its copies into the slots
+  // are timed (node/slot_writes.hpp).
   void run_locals(const Round& round);
   // A round's communication: messages over the transport, flags in the
   // node's shared segment polled in step order (where small calls must cost
@@ -89,6 +88,7 @@ class ScheduleRun {
   // Slot writes with streaming stores; a probe call writes normally and
   // times its copies into the slot instead (node/slot_writes.hpp).
   bool stream_slot_writes_ = false;
+  uint32_t probe_copies_ = 0;  // timed copies of this probe call (which half goes first)
   bool probe_slot_writes_ = false;
   uint32_t seq_;
   size_t round_ = 0;

@@ -15,16 +15,19 @@
 // So by default (TUTTI_SHM_STREAM=auto) every rank decides for itself from
 // what it sees, in probe calls: the same calls on every rank (they start
 // calls through the slots in the same order, with the same layouts; the
-// probes' slot places depend on it).
-// In a probe everybody writes with normal stores, and a rank times each
-// large copy into its own slot twice: the copy itself, then the same copy
-// again, which finds the lines already in its own cache. When the cores
-// are far apart the first copy is many times slower than the second (the
-// lines come back from the far core first); when they are close it is
-// not (measured). The rank then streams its writes until a probe says
-// otherwise. The test needs only the rank's own writes, so it works for
-// every rank that writes its slot: a bcast's root, an allreduce's ranks,
-// alike. A wrong guess costs speed, never correctness.
+// probes' slot places depend on it). In a probe a rank copies half of
+// each large copy into its own slot with normal stores and the other half
+// with streaming stores, timing each: both meet lines the peers read in
+// the call before, as every call's writes do, and the faster way is what
+// the rank uses until a probe says otherwise. The test needs only the
+// rank's own writes, so it works for every rank that writes its slot: a
+// bcast's root, an allreduce's ranks, alike. A wrong guess costs speed,
+// never correctness.
+// Until 2026-11-29 a probe timed the copy, then the same copy again (the
+// lines in its own cache), and streamed where the first was 6x slower:
+// on that day's VM the far-apart state gave only 1.9-6.3x (2-4 MiB bcasts
+// on 2 ranks), so the ranks kept normal stores at 2.3-2.9x Open MPI's
+// time, where streaming took 0.7-0.8x (docs/perf/slot-probe-2026-11-29.txt).
 #pragma once
 
 #include <cstddef>
@@ -35,8 +38,8 @@ namespace tutti {
 
 class SlotWrites {
  public:
-  // Which calls probe. A probe tells near cores from far ones only if its
-  // copy rewrites lines the peers read recently, so only a call whose half
+  // Which calls probe. A probe's comparison holds for the other calls only
+  // if its copies rewrite lines the peers read recently, so only a call whose half
   // of the segment held the same slot layout in the call before
   // (SharedPort::take_slide puts a probe where that call wrote) may probe:
   // a "valid" call. The first two valid calls after an invalid one probe
@@ -44,18 +47,10 @@ class SlotWrites {
   // probes only every 32 calls, short benchmark runs spent most of a size
   // undetected, 1 MiB bcasts taking 450-620 us against Open MPI's 82 in
   // the far-apart state), and then two valid calls in a row of every
-  // kProbeEvery. In the far-apart state a probe runs the slow way, so
-  // probing more often costs more than the state changes need.
+  // kProbeEvery. A probe writes half its bytes the slow way, so probing
+  // more often costs more than the state changes need.
   static constexpr uint32_t kProbeEvery = 32;
   static constexpr uint32_t kFirstProbe = 2;  // then kFirstProbe + 1
-  // A first copy into the rank's own slot this many times slower than
-  // the same copy repeated at once means far-apart cores. Measured in
-  // probes of 1 MiB calls on 2 ranks here (docs/PERFORMANCE.md): close,
-  // 1.0-1.8 for allgather and bcast, 2-8 for allreduce; far, 10-24 for
-  // allgather and bcast, 7.5-27 (median 18) for allreduce. Comparing
-  // within the call keeps the test independent of the machine's speed
-  // and of other load.
-  static constexpr double kFarRatio = 6.0;
   // Copies shorter than this are not timed (the clock would dominate:
   // reading it costs about 20 ns, a 16 KiB copy in cache about 500).
   static constexpr size_t kMinTimedBytes = 16 * 1024;
@@ -71,7 +66,7 @@ class SlotWrites {
   // How one call through the slots runs.
   struct CallMode {
     bool probe = false;      // a probe call: its slots go where the last call's were
-    bool timed = false;      // time the copies into the rank's own slot
+    bool timed = false;      // time both ways of writing the rank's own slot
     bool streaming = false;  // write the slots with streaming stores
   };
   // For the next call through the slots, whose slots span `area` bytes of
@@ -86,29 +81,31 @@ class SlotWrites {
     const bool probe = valid && (valid_in_a_row_ <= 2 || phase == kFirstProbe ||
                                  phase == kFirstProbe + 1);
     if (forced_) return {probe, false, *forced_};
-    return {probe, probe, !probe && far_};
+    return {probe, probe, !probe && streams_};
   }
 
-  // In a probe call: a copy into the rank's own slot took `first`
-  // seconds, and the same copy repeated at once `again`.
-  void note_own_copy(double first, double again) {
-    first_ += first;
-    again_ += again;
+  // In a probe call: half of a copy into the rank's own slot took
+  // `normal` seconds with normal stores, the other half `streaming` with
+  // streaming stores.
+  void note_probe_copy(double normal, double streaming) {
+    normal_ += normal;
+    streaming_ += streaming;
   }
-  // The probe call ended: decide, if it timed a copy. Far takes two
-  // probes in a row that say so (one can be a fluke: an interrupt, a
-  // burst of other load), close takes one (a wrong "far" costs more in the
-  // usual state). Probes that timed nothing do not break the row.
+  // The probe call ended: decide, if it timed a copy. Streaming takes two
+  // probes in a row that find it faster (one can be a fluke: an
+  // interrupt, a burst of other load), normal stores take one (a wrong
+  // "stream" costs more in the usual, close state: measured there 2x
+  // slower). Probes that timed nothing do not break the row.
   void end_probe() {
-    if (first_ > 0 && again_ > 0) {
-      const bool says_far = first_ > kFarRatio * again_;
-      far_votes_ = says_far ? far_votes_ + 1 : 0;
-      far_ = far_votes_ >= 2;
+    if (normal_ > 0 && streaming_ > 0) {
+      const bool says_stream = streaming_ < normal_;
+      stream_votes_ = says_stream ? stream_votes_ + 1 : 0;
+      streams_ = stream_votes_ >= 2;
     }
-    first_ = again_ = 0;
+    normal_ = streaming_ = 0;
   }
-  // What the last probe found (for tests and TUTTI_DEBUG).
-  bool far() const { return far_; }
+  // What the last probes found (for tests and TUTTI_DEBUG).
+  bool streams() const { return streams_; }
 
  private:
   struct Layout {
@@ -119,9 +116,9 @@ class SlotWrites {
   uint64_t calls_ = 0;
   Layout last_layout_[2];  // per half, that of the last call through it
   uint64_t valid_in_a_row_ = 0;  // calls in a row that could probe
-  int far_votes_ = 0;  // probes in a row that found the cores far apart
-  bool far_ = false;
-  double first_ = 0, again_ = 0;  // seconds, this probe's timed copies
+  int stream_votes_ = 0;  // probes in a row that found streaming faster
+  bool streams_ = false;
+  double normal_ = 0, streaming_ = 0;  // seconds, this probe's timed halves
 };
 
 }  // namespace tutti

@@ -113,7 +113,7 @@ TEST_CASE("a signal tells its receiver how many of its signals were taken", "[sc
 
 namespace tutti::testing {
 
-TEST_CASE("slot writes stream after two probes find the cores far apart", "[schedule]") {
+TEST_CASE("slot writes stream after two probes find streaming stores faster", "[schedule]") {
   SlotWrites writes;
   // Calls of one chunk of 64 KiB: they alternate between the halves.
   int half = 0;
@@ -125,14 +125,15 @@ TEST_CASE("slot writes stream after two probes find the cores far apart", "[sche
   // Calls 0 and 1 find each half with another layout; calls 2 and 3 probe.
   CHECK_FALSE(call().probe);
   CHECK_FALSE(call().probe);
-  // One probe call that timed its copy into the slot at `first` seconds,
-  // and the repeat at `again` (0 and 0: it timed nothing).
-  auto probe = [&](double first, double again) {
+  // One probe call that timed half its copy into the slot with normal
+  // stores at `normal` seconds, the other half streamed at `streaming`
+  // (0 and 0: it timed nothing).
+  auto probe = [&](double normal, double streaming) {
     const SlotWrites::CallMode mode = call();
     REQUIRE(mode.probe);
     CHECK(mode.timed);
-    CHECK_FALSE(mode.streaming);  // probes write normally
-    if (first > 0) writes.note_own_copy(first, again);
+    CHECK_FALSE(mode.streaming);  // the engine times both ways itself
+    if (normal > 0) writes.note_probe_copy(normal, streaming);
     writes.end_probe();
   };
   // The ordinary calls up to the next pair of probes follow the verdict.
@@ -140,34 +141,34 @@ TEST_CASE("slot writes stream after two probes find the cores far apart", "[sche
     for (uint32_t i = 2; i < SlotWrites::kProbeEvery; ++i) {
       const SlotWrites::CallMode m = call();
       CHECK_FALSE(m.probe);
-      if (m.streaming != writes.far()) FAIL("ordinary call " << i << " of the period");
+      if (m.streaming != writes.streams()) FAIL("ordinary call " << i << " of the period");
     }
   };
-  probe(8e-4, 1e-4);  // the first copy 8x slower: one vote, not yet
-  CHECK_FALSE(writes.far());
-  probe(8e-4, 1e-4);  // the second in the same pair decides
-  CHECK(writes.far());
+  probe(3e-4, 1e-4);  // streaming 3x faster (far-apart cores): one vote, not yet
+  CHECK_FALSE(writes.streams());
+  probe(3e-4, 1e-4);  // the second in the same pair decides
+  CHECK(writes.streams());
   ordinary_calls();
-  probe(4e-4, 1e-4);  // 4x (an allreduce with close cores): back at once
-  CHECK_FALSE(writes.far());
-  probe(8e-4, 1e-4);
-  CHECK_FALSE(writes.far());
+  probe(1e-4, 2e-4);  // streaming slower (close cores): back at once
+  CHECK_FALSE(writes.streams());
+  probe(3e-4, 1e-4);
+  CHECK_FALSE(writes.streams());
   ordinary_calls();
-  probe(8e-4, 1e-4);  // the vote carried over from the last pair counts
-  CHECK(writes.far());
+  probe(3e-4, 1e-4);  // the vote carried over from the last pair counts
+  CHECK(writes.streams());
   probe(0, 0);  // a probe that timed no copy (a bcast's receivers, small calls)
-  CHECK(writes.far());
+  CHECK(writes.streams());
   ordinary_calls();
-  probe(1e-4, 1e-4);
-  CHECK_FALSE(writes.far());
+  probe(1e-4, 1e-4);  // a tie keeps normal stores
+  CHECK_FALSE(writes.streams());
   probe(0, 0);
   ordinary_calls();
-  probe(8e-4, 1e-4);
-  CHECK_FALSE(writes.far());
+  probe(3e-4, 1e-4);
+  CHECK_FALSE(writes.streams());
   probe(0, 0);  // decides nothing, and does not break the row
   ordinary_calls();
-  probe(8e-4, 1e-4);
-  CHECK(writes.far());
+  probe(3e-4, 1e-4);
+  CHECK(writes.streams());
 }
 
 TEST_CASE("probes come early in each new slot layout, and only where the half kept its layout",
