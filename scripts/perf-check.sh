@@ -38,6 +38,9 @@ np=${NP:-2} runs=${RUNS:-3} iters=${ITERS:-100} attempts=${ATTEMPTS:-4} pause=${
 # allreduce 1M and 32M run "cma" too: far state re-recorded from the CI
 # run of 74c08c0 (2026-11-26); their close-state ratios (through the
 # segment, 2026-11-25) are kept until a close-state run measures cma.
+# Where the probe at creation finds peer reads slow (node/read_probe.hpp;
+# this project's VMs since 2026-11-28), those cma cases run "shm" instead:
+# since 2026-11-29 at 0.5-0.9 of Open MPI's time (docs/perf/large-2ranks-2026-11-29.txt).
 # alltoallv 64 (its flag lines, "shm", since 2026-11-28): 6 alternating
 # jobs of scripts/compare-algorithms.sh, all in the close state; the far
 # state takes the same ratios until a run measures it.

@@ -224,14 +224,23 @@ const TuningTable& builtin_tuning() {
     // 2026-11-28's VM (a 64 KiB read 7-8 us, through the segment 3-4), 3
     // alternating jobs per collective, both methods: the segment took
     // 0.26-0.95 of Open MPI's time at 16-64 KiB against cma's 0.92-1.77.
-    // From 256 KiB the segment's copies lose where the cores are far apart
-    // (bcast 256 KiB-1 MiB 2.2-2.5 against cma's 1.1-1.2; close: 0.5-0.6
-    // against 1.0-1.2) and cma keeps those sizes, except for gather to
-    // 512 KiB and reduce to 1 MiB, where the segment won in the far state
-    // too (docs/perf/read-probe-2026-11-28.txt).
-    add_one_node(Collective::Allreduce, 64 * K, 256 * K, "cma", 0).ranks = {2, 3};
+    // From 256 KiB the segment's copies then lost where the cores are far
+    // apart (bcast 256 KiB-1 MiB 2.2-2.5 against cma's 1.1-1.2; close:
+    // 0.5-0.6 against 1.0-1.2: docs/perf/read-probe-2026-11-28.txt), but
+    // only because the probe that decides how slots are written missed the
+    // far-apart state. Since it compares the two ways directly
+    // (node/slot_writes.hpp, 2026-11-29), the segment keeps 2 ranks' large
+    // sizes too where reads are slow: 256 KiB-16 MiB, 3 alternating jobs per collective
+    // and both methods, both speed states (docs/perf/large-2ranks-2026-11-29.txt),
+    // the segment took 0.35-0.96 of Open MPI's time where cma took
+    // 0.75-1.39 (allreduce, bcast, scatter, gather, allgather, alltoall,
+    // reduce; the worst cells scatter 256-512 KiB with a barrier, 1.17-1.36
+    // either way).
+    add_one_node(Collective::Allreduce, 64 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
-    add_one_node(Collective::Allreduce, 256 * K, kAny, "cma", 0);
+    add_one_node(Collective::Allreduce, 256 * K, kAny, "shm", 256 * K).ranks = {2, 3};
+    rules.back().fast_reads = false;
+    add_one_node(Collective::Allreduce, 256 * K, kAny, "cma", 0).ranks.lo = 3;
     add_one_node(Collective::Reduce, 16 * K, 1 * M, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Reduce, 256 * K, 1 * M, "cma", 0).ranks.lo = 3;
@@ -257,22 +266,19 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Bcast, 16 * K, 256 * K, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Bcast, 256 * K, 2 * M, "cma", 0).ranks = {2, 3};
+    rules.back().fast_reads = true;
     add_one_node(Collective::Allgather, 16 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
-    add_one_node(Collective::Allgather, 256 * K, kAny, "cma", 0);
-    add_one_node(Collective::Alltoall, 16 * K, 256 * K, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Allgather, 256 * K, kAny, "cma", 0).ranks.lo = 3;
+    add_one_node(Collective::Alltoall, 16 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
-    add_one_node(Collective::Alltoall, 256 * K, kAny, "cma", 0).ranks = {2, 3};
     add_one_node(Collective::Alltoall, 64 * K, kAny, "cma", 0).ranks.lo = 3;
-    add_one_node(Collective::Scatter, 32 * K, 256 * K, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Scatter, 32 * K, 4 * M, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
-    add_one_node(Collective::Scatter, 32 * K, 256 * K, "shm", 256 * K).ranks = {2, 3};
-    add_one_node(Collective::Scatter, 256 * K, 4 * M, "cma", 0).ranks = {2, 3};
-    add_one_node(Collective::Scatter, 4 * M, kAny, "shm", 256 * K).ranks = {2, 3};
+    add_one_node(Collective::Scatter, 32 * K, kAny, "shm", 256 * K).ranks = {2, 3};
     add_one_node(Collective::Scatter, 64 * K, kAny, "cma", 0).ranks.lo = 3;
-    add_one_node(Collective::Gather, 32 * K, 512 * K, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Gather, 32 * K, 1 * M, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
-    add_one_node(Collective::Gather, 512 * K, 1 * M, "cma", 0).ranks = {2, 3};
     add_one_node(Collective::Gather, 64 * K, 4 * M, "cma", 0).ranks.lo = 3;
     add_one_node(Collective::Allreduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);

@@ -135,6 +135,8 @@ TEST_CASE("TUTTI_TUNE rules are obeyed by real calls; defaults apply elsewhere",
   env.set("TUTTI_TUNING_FILE", std::nullopt);
   env.set("TUTTI_ALGO_ALLREDUCE", std::nullopt);
   env.set("TUTTI_TUNE", "allreduce:0-4K:tree,4K-64K:mpi,64K-1M:ring@chunk_bytes=16K");
+  // builtin_choice matches as if reads were fast (nothing probed).
+  env.set("TUTTI_READS", "fast");
   Comm c;
   REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
   const tutti_comm_stats_t before = stats_of(c.comm);
@@ -329,7 +331,9 @@ TEST_CASE("TUTTI_CMA turns the single-copy algorithms on and off", "[tuning]") {
   env.set("TUTTI_ALGO_ALLGATHER", std::nullopt);
   env.set("TUTTI_TUNE", std::nullopt);
   env.set("TUTTI_TUNING_FILE", std::nullopt);
-  // 256 KiB per rank: the built-in rules pick cma on every rank count.
+  // 256 KiB per rank: the built-in rules pick cma on every rank count
+  // where reads are fast (on 2 ranks where they are slow: the segment).
+  env.set("TUTTI_READS", "fast");
   const size_t count = 65536;
   auto allgather_runs = [&](tutti_comm_t comm) {
     std::vector<int32_t> in(count), out(count * p, -1);

@@ -567,33 +567,37 @@ TEST_CASE("one-node bcast reads peers in place from 16 KiB to 2 MiB on 2 ranks",
   }
 }
 
-TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep mid sizes in the segment",
+TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep mid and large sizes in the segment",
           "[tuning]") {
   Dispatcher d(TuningTable(std::vector<TuningRule>{}), Topology::single_node(2, 1 << 20));
   d.set_peer_reads(true);
   auto picks = [&](Collective c, uint64_t bytes) {
     return std::string(d.select(call(c, bytes, 2), "", "").algorithm->name);
   };
-  // {collective, a mid size, a size past the mid range}: slow reads move
-  // the first from cma to the segment and leave the second as fast reads
-  // have it (cma, or the segment where that was the rule already).
+  // {collective, a mid size, the largest size that fast reads give cma}:
+  // slow reads move both from cma to the segment.
   const std::tuple<Collective, uint64_t, uint64_t> cases[] = {
-      {Collective::Allreduce, 64 << 10, 1 << 20}, {Collective::Bcast, 128 << 10, 1 << 20},
-      {Collective::Allgather, 64 << 10, 1 << 20}, {Collective::Alltoall, 128 << 10, 1 << 20},
-      {Collective::Scatter, 128 << 10, 1 << 20},  {Collective::Gather, 256 << 10, 768 << 10},
-      {Collective::Reduce, 512 << 10, 4 << 20}};
-  for (const auto& [c, mid, past] : cases) {
-    INFO(collective_name(c) << " " << mid << " B and " << past << " B");
+      {Collective::Allreduce, 64 << 10, 16 << 20}, {Collective::Bcast, 128 << 10, 1 << 20},
+      {Collective::Allgather, 64 << 10, 16 << 20}, {Collective::Alltoall, 128 << 10, 16 << 20},
+      {Collective::Scatter, 128 << 10, 2 << 20},   {Collective::Gather, 256 << 10, 768 << 10},
+      {Collective::Reduce, 512 << 10, 768 << 10}};
+  for (const auto& [c, mid, large] : cases) {
+    INFO(collective_name(c) << " " << mid << " B and " << large << " B");
     d.set_fast_reads(true);
     CHECK(picks(c, mid) == "cma");
-    const std::string past_fast = picks(c, past);
+    CHECK(picks(c, large) == "cma");
     d.set_fast_reads(false);
     CHECK(picks(c, mid) == "shm");
-    CHECK(picks(c, past) == past_fast);
+    CHECK(picks(c, large) == "shm");
   }
   // Below the mid range nothing changes: the segment either way.
   d.set_fast_reads(false);
   CHECK(picks(Collective::Bcast, 8 << 10) == "shm");
+  // Without peer reads (cma refuses; nothing probed, so reads count as
+  // fast) large allreduces halve recursively, as before the probe.
+  d.set_peer_reads(false);
+  d.set_fast_reads(true);
+  CHECK(picks(Collective::Allreduce, 1 << 20) == "recursive_halving");
 }
 
 TEST_CASE("one-node jobs default to the shared-memory algorithms where they measured fastest", "[tuning]") {
