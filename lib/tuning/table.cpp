@@ -236,14 +236,25 @@ const TuningTable& builtin_tuning() {
     // 0.75-1.39 (allreduce, bcast, scatter, gather, allgather, alltoall,
     // reduce; the worst cells scatter 256-512 KiB with a barrier, 1.17-1.36
     // either way).
+    // On 3 ranks and more the cma rules hold only where every rank has a
+    // core of its own: with 4 ranks on 2 cores the segment, its slot
+    // writes probed both ways, took 0.36-0.93 of Open MPI's time at 64
+    // KiB-1 MiB for allreduce, reduce, allgather, alltoall and gather
+    // against cma's 0.71-2.13 (2 alternating jobs per collective, both
+    // methods, 2026-11-29: docs/perf/np4-cma-shm-2026-11-29.txt); scatter
+    // was level (0.36-1.18 against 0.50-1.10) and keeps cma. Nothing was
+    // measured with a core per rank: there the rules stay as measured on
+    // 2026-11-26 (before the slot-write probe worked).
     add_one_node(Collective::Allreduce, 64 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allreduce, 256 * K, kAny, "shm", 256 * K).ranks = {2, 3};
     rules.back().fast_reads = false;
     add_one_node(Collective::Allreduce, 256 * K, kAny, "cma", 0).ranks.lo = 3;
+    rules.back().shared_cores = false;
     add_one_node(Collective::Reduce, 16 * K, 1 * M, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Reduce, 256 * K, 1 * M, "cma", 0).ranks.lo = 3;
+    rules.back().shared_cores = false;
     add_one_node(Collective::Allreduce, 512 * K, 4 * M, "recursive_halving", 0).ranks = {2, 3};
     // Single copy (cross-memory attach: each rank reads its peers' buffers
     // in place, as Open MPI's own large transfers here do) against the
@@ -270,9 +281,11 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Allgather, 16 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allgather, 256 * K, kAny, "cma", 0).ranks.lo = 3;
+    rules.back().shared_cores = false;
     add_one_node(Collective::Alltoall, 16 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Alltoall, 64 * K, kAny, "cma", 0).ranks.lo = 3;
+    rules.back().shared_cores = false;
     add_one_node(Collective::Scatter, 32 * K, 4 * M, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Scatter, 32 * K, kAny, "shm", 256 * K).ranks = {2, 3};
@@ -280,6 +293,7 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Gather, 32 * K, 1 * M, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Gather, 64 * K, 4 * M, "cma", 0).ranks.lo = 3;
+    rules.back().shared_cores = false;
     add_one_node(Collective::Allreduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Bcast, 0, kAny, "shm", 1 * M);

@@ -332,8 +332,10 @@ TEST_CASE("TUTTI_CMA turns the single-copy algorithms on and off", "[tuning]") {
   env.set("TUTTI_TUNE", std::nullopt);
   env.set("TUTTI_TUNING_FILE", std::nullopt);
   // 256 KiB per rank: the built-in rules pick cma on every rank count
-  // where reads are fast (on 2 ranks where they are slow: the segment).
+  // where reads are fast (on 2 ranks where they are slow: the segment),
+  // except where 3 ranks or more share cores (the segment).
   env.set("TUTTI_READS", "fast");
+  const bool cma_by_default = p == 2 || !ranks_share_cores();
   const size_t count = 65536;
   auto allgather_runs = [&](tutti_comm_t comm) {
     std::vector<int32_t> in(count), out(count * p, -1);
@@ -348,6 +350,8 @@ TEST_CASE("TUTTI_CMA turns the single-copy algorithms on and off", "[tuning]") {
     env.set("TUTTI_CMA", std::nullopt);
     Comm c;
     REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    CHECK(allgather_runs(c.comm) == (cma_by_default ? "cma" : "shm"));
+    REQUIRE(tutti_comm_force_algorithm(c.comm, "allgather", "cma") == TUTTI_SUCCESS);
     CHECK(allgather_runs(c.comm) == "cma");
   }
   {

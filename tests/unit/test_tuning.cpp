@@ -600,6 +600,29 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep mid an
   CHECK(picks(Collective::Allreduce, 1 << 20) == "recursive_halving");
 }
 
+TEST_CASE("on 3 ranks and more the cma rules hold only where every rank has its own core",
+          "[tuning]") {
+  for (bool shared : {false, true}) {
+    Topology topo = Topology::single_node(4, 1 << 20);
+    topo.shared_cores = shared;
+    Dispatcher d(TuningTable(std::vector<TuningRule>{}), topo);
+    d.set_peer_reads(true);
+    auto picks = [&](Collective c, uint64_t bytes) {
+      return std::string(d.select(call(c, bytes, 4), "", "").algorithm->name);
+    };
+    INFO((shared ? "shared cores" : "own cores"));
+    const std::pair<Collective, uint64_t> cases[] = {
+        {Collective::Allreduce, 1 << 20}, {Collective::Reduce, 512 << 10},
+        {Collective::Allgather, 1 << 20}, {Collective::Alltoall, 128 << 10},
+        {Collective::Gather, 1 << 20}};
+    for (const auto& [c, bytes] : cases) {
+      INFO(collective_name(c) << " " << bytes << " B");
+      CHECK(picks(c, bytes) == (shared ? "shm" : "cma"));
+    }
+    CHECK(picks(Collective::Scatter, 1 << 20) == "cma");  // level either way: kept
+  }
+}
+
 TEST_CASE("one-node jobs default to the shared-memory algorithms where they measured fastest", "[tuning]") {
   const Dispatcher one_node(TuningTable(std::vector<TuningRule>{}), Topology::single_node(4, 1 << 20));
   const Dispatcher two_ranks(TuningTable(std::vector<TuningRule>{}), Topology::single_node(2, 1 << 20));
