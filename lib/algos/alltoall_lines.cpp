@@ -43,7 +43,7 @@ bool run_direct(const DirectCall& c) {
 
 extern const Algorithm kAlltoallLines{
     "lines", Collective::Alltoall,
-    "single node: small blocks ride in the flag lines, mid-size ones in slots, larger ones are read in place",
+    "single node: small blocks in the flag lines, mid-size ones in slots, larger ones read in place",
     refuse_flag_exchange, build, flag_exchange_direct_applies, run_direct};
 
 }  // namespace tutti::algos

@@ -20,10 +20,12 @@ void append_flag_exchange(ScheduleBuilder& b, const ExchangeLayout& l, bool coun
     send_base = b.scratch(extent);
     b.copy(send_base, output(), extent);
   }
-  const FlagPieces f(p, b.topology().peer_reads,
-                     flag_exchange_stage_limit(b.topology(), b.shared_capacity(), chunk_bytes_of(b)));
-  const bool chunk =
-      f.stage_limit > 0 && (counts_differ || f.staged(l.send_bytes[static_cast<size_t>(mod(r + 1, p))]));
+  const size_t stage_limit =
+      flag_exchange_stage_limit(b.topology(), b.shared_capacity(), chunk_bytes_of(b));
+  const FlagPieces f(p, b.topology().peer_reads, stage_limit);
+  // Every rank must agree on taking the chunk: alltoall's equal blocks
+  // tell it from any block.
+  const bool chunk = f.stage_limit > 0 && (counts_differ || f.staged(l.send_bytes[mod(r + 1, p)]));
   ShmSlots slots{};
   int parity = 0;
   if (chunk) {
@@ -31,7 +33,8 @@ void append_flag_exchange(ScheduleBuilder& b, const ExchangeLayout& l, bool coun
     slots = shm_slots(b, static_cast<size_t>(p), f.stage_limit);
     for (int k = 1; k < p; ++k) {
       const int to = mod(r + k, p);
-      if (f.staged(l.send_bytes[to])) b.copy(slots.at(parity, r, to), send_base + l.send_off[to], l.send_bytes[to]);
+      if (f.staged(l.send_bytes[to]))
+        b.copy(slots.at(parity, r, to), send_base + l.send_off[to], l.send_bytes[to]);
     }
   }
   // Round j carries pieces [first(j), end(j)) of every block: signals

@@ -121,7 +121,8 @@ Refusal refuse_flag_exchange(const CollArgs&, const Topology& topo);
 void append_flag_exchange(ScheduleBuilder& b, const ExchangeLayout& l, bool counts_differ);
 
 // A blocking call whose blocks all go in the flag lines or slots (its
-// schedule neither sends a message nor reads a peer), out of place, runs directly
+// schedule neither sends a message nor reads a peer), out of place, runs
+// directly
 // (engine/direct_call.hpp): alltoallv of 8 B on 2 ranks through
 // libtutti-mpi took 0.46 us by the engine, Open MPI 0.28.
 inline bool flag_exchange_direct_applies(const CollArgs& a, const Schedule& schedule, int nranks) {
@@ -139,6 +140,8 @@ bool run_flag_exchange_direct(const DirectCall& c, Send send, Recv recv, SendAt 
   const size_t pp = static_cast<size_t>(p);
   if (recv(r) > 0) std::memcpy(recv_at(r), send_at(r), recv(r));
   // A chunk's slots: P per rank of stage_limit bytes each (ShmSlots::at).
+  // Without a chunk nothing is staged, and the pieces match the
+  // schedule's: its blocks fit one round, or the segment has no slots.
   const bool chunk = c.schedule.shm_chunks == 1;
   const size_t stage_limit = chunk ? c.schedule.slot_area_bytes / (pp * pp) : 0;
   const FlagPieces f(p, false, stage_limit);  // no block is large

@@ -174,13 +174,14 @@ void ScheduleRun::run_locals(const Round& round) {
     // A probe copies one half of the step with normal stores and the other
     // with streaming stores, both into lines the peers read last (what
     // every call's writes meet), and times each: the faster way wins
-    // (SlotWrites::end_probe). The halves take turns going first. The
-    // halves differ by less than a line pair, under 1% of a timed copy.
+    // (SlotWrites::end_probe). The halves take turns going first, and
+    // differ by less than two lines: under 1% of a timed copy.
     const size_t half = s.bytes / 2 / 64 * 64;
     char* dst = address(s.dst);
     const char* src = address(s.src);
     auto normal = [&](size_t at, size_t n) {
-      return seconds_of([&] { local_copy(dst + at, MemoryType::Host, src + at, MemoryType::Host, n); });
+      return seconds_of(
+          [&] { local_copy(dst + at, MemoryType::Host, src + at, MemoryType::Host, n); });
     };
     auto streaming = [&](size_t at, size_t n) {
       return seconds_of([&] { host_copy_streaming(dst + at, src + at, n); });

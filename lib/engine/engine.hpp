@@ -85,8 +85,8 @@ class ScheduleRun {
   bool swap_halves_ = false;
   size_t half_bytes_ = 0;
   size_t slide_ = 0;  // where in its half this call's slots start (SharedPort::take_slide)
-  // Slot writes with streaming stores; a probe call writes normally and
-  // times its copies into the slot instead (node/slot_writes.hpp).
+  // Slot writes with streaming stores; a probe call times both ways on its
+  // copies into the slot instead (node/slot_writes.hpp).
   bool stream_slot_writes_ = false;
   uint32_t probe_copies_ = 0;  // timed copies of this probe call (which half goes first)
   bool probe_slot_writes_ = false;

@@ -502,7 +502,8 @@ TEST_CASE("alltoallv mixes empty, line, slot and read blocks between calls throu
                        static_cast<uint64_t>(to)) % 5];
   };
   auto value = [](int call, int from, int to, size_t i) {
-    return static_cast<float>((call * 64 + from * 8 + to) % 4096) + static_cast<float>(i % 1000) * 4096.0f;
+    return static_cast<float>((call * 64 + from * 8 + to) % 4096) +
+           static_cast<float>(i % 1000) * 4096.0f;
   };
   bool right = true, ran_shm = true;
   const size_t gathered = 2053;  // floats per rank: 8 KiB, through the slots
@@ -535,7 +536,8 @@ TEST_CASE("alltoallv mixes empty, line, slot and read blocks between calls throu
       for (size_t i = 0; i < rc[q]; ++i) right = right && out[rd[q] + i] == value(call, q, me, i);
       for (size_t i = rc[q]; i < rc[q] + 5; ++i) right = right && out[rd[q] + i] == -2.0f;
     }
-    for (size_t i = 0; i < gathered; ++i) mine[i] = static_cast<float>(me * 100000 + call * 10 + (i % 7));
+    for (size_t i = 0; i < gathered; ++i)
+      mine[i] = static_cast<float>(me * 100000 + call * 10 + static_cast<int>(i % 7));
     REQUIRE(tutti_allgather(mine.data(), all.data(), gathered, TUTTI_FLOAT32, world()) ==
             TUTTI_SUCCESS);
     for (int q = 0; q < p; ++q)

@@ -567,7 +567,7 @@ TEST_CASE("one-node bcast reads peers in place from 16 KiB to 2 MiB on 2 ranks",
   }
 }
 
-TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep mid and large sizes in the segment",
+TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB and up in the segment",
           "[tuning]") {
   Dispatcher d(TuningTable(std::vector<TuningRule>{}), Topology::single_node(2, 1 << 20));
   d.set_peer_reads(true);
