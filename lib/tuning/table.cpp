@@ -233,9 +233,9 @@ const TuningTable& builtin_tuning() {
     // sizes too where reads are slow: 256 KiB-16 MiB, 3 alternating jobs per collective
     // and both methods, both speed states (docs/perf/large-2ranks-2026-11-29.txt),
     // the segment took 0.35-0.96 of Open MPI's time where cma took
-    // 0.75-1.39 (allreduce, bcast, scatter, gather, allgather, alltoall,
-    // reduce; the worst cells scatter 256-512 KiB with a barrier, 1.17-1.36
-    // either way).
+    // 0.75-1.39 (allreduce, scatter, gather, allgather, alltoall, reduce;
+    // the worst cells scatter 256-512 KiB with a barrier, 1.17-1.36
+    // either way); bcast below.
     // On 3 ranks and more the cma rules hold only where every rank has a
     // core of its own: with 4 ranks on 2 cores the segment, its slot
     // writes probed both ways, took 0.36-0.93 of Open MPI's time at 64
@@ -276,8 +276,11 @@ const TuningTable& builtin_tuning() {
     // (reads=fast, above): where reads are slow, the segment keeps them.
     add_one_node(Collective::Bcast, 16 * K, 256 * K, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
+    // bcast keeps cma at 256 KiB-2 MiB even where reads are slow: with a
+    // barrier before each call and the cores far apart the segment took
+    // 0.70-1.58 of Open MPI's time from job to job, cma 1.03-1.24 (back to
+    // back the segment 0.48-0.74, cma 1.0-1.1; docs/perf/large-2ranks-2026-11-29.txt).
     add_one_node(Collective::Bcast, 256 * K, 2 * M, "cma", 0).ranks = {2, 3};
-    rules.back().fast_reads = true;
     add_one_node(Collective::Allgather, 16 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allgather, 256 * K, kAny, "cma", 0).ranks.lo = 3;

@@ -577,7 +577,7 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
   // {collective, a mid size, the largest size that fast reads give cma}:
   // slow reads move both from cma to the segment.
   const std::tuple<Collective, uint64_t, uint64_t> cases[] = {
-      {Collective::Allreduce, 64 << 10, 16 << 20}, {Collective::Bcast, 128 << 10, 1 << 20},
+      {Collective::Allreduce, 64 << 10, 16 << 20}, {Collective::Bcast, 128 << 10, 128 << 10},
       {Collective::Allgather, 64 << 10, 16 << 20}, {Collective::Alltoall, 128 << 10, 16 << 20},
       {Collective::Scatter, 128 << 10, 2 << 20},   {Collective::Gather, 256 << 10, 768 << 10},
       {Collective::Reduce, 512 << 10, 768 << 10}};
@@ -590,9 +590,11 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
     CHECK(picks(c, mid) == "shm");
     CHECK(picks(c, large) == "shm");
   }
-  // Below the mid range nothing changes: the segment either way.
+  // Below the mid range nothing changes: the segment either way; bcast
+  // keeps cma at 256 KiB-2 MiB either way.
   d.set_fast_reads(false);
   CHECK(picks(Collective::Bcast, 8 << 10) == "shm");
+  CHECK(picks(Collective::Bcast, 1 << 20) == "cma");
   // Without peer reads (cma refuses; nothing probed, so reads count as
   // fast) large allreduces halve recursively, as before the probe.
   d.set_peer_reads(false);
