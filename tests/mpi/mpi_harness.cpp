@@ -26,6 +26,17 @@ int world_size() {
   return n;
 }
 
+int ranks_on_this_node() {
+  MPI_Comm node = MPI_COMM_NULL;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) !=
+      MPI_SUCCESS)
+    return 0;
+  int ranks = 0;
+  MPI_Comm_size(node, &ranks);
+  MPI_Comm_free(&node);
+  return ranks;
+}
+
 bool all_ranks(bool ok) {
   int mine = ok ? 1 : 0, all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);

@@ -19,6 +19,9 @@ namespace tutti::testing {
 tutti_comm_t world();
 int world_rank();
 int world_size();
+// How many of the world's ranks share this rank's node, as MPI sees it
+// (MPI_COMM_TYPE_SHARED).
+int ranks_on_this_node();
 
 // Calls the collective described by `args` through the C API (blocking, or
 // non-blocking + tutti_wait). in/out as the user would pass them, including

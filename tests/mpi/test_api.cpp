@@ -474,10 +474,6 @@ TEST_CASE("alltoallv replays its schedule only for the same counts and displacem
   CHECK(exchange(1, 0) == 1);  // only the last layout is kept
 }
 
-}  // namespace tutti::testing
-
-namespace tutti::testing {
-
 // alltoallv "shm" sends each block one of four ways by its size (lines,
 // a slot, a read in place, or nothing), and only the two ranks of a pair
 // know its size: calls where some pairs stage blocks and others do not,
@@ -486,13 +482,7 @@ namespace tutti::testing {
 TEST_CASE("alltoallv mixes empty, line, slot and read blocks between calls through the slots",
           "[api]") {
   const int p = world_size(), me = world_rank();
-  MPI_Comm node = MPI_COMM_NULL;
-  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-          MPI_SUCCESS);
-  int node_ranks = 0;
-  MPI_Comm_size(node, &node_ranks);
-  MPI_Comm_free(&node);
-  const bool one_node = all_ranks(node_ranks == p);
+  const bool one_node = all_ranks(ranks_on_this_node() == p);
   REQUIRE(tutti_comm_force_algorithm(world(), "alltoallv", "shm") == TUTTI_SUCCESS);
   // Floats from `from` to `to` in call `call`: empty, 200 B (lines), 2.5
   // KiB and 24 KiB (slots), 200 KiB (read in place), odd counts.

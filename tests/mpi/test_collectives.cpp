@@ -34,16 +34,6 @@ struct Sweep {
   }
 };
 
-// How many of the world's ranks share this rank's node, as MPI sees it.
-int ranks_on_my_node() {
-  MPI_Comm node = MPI_COMM_NULL;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int ranks = 0;
-  MPI_Comm_size(node, &ranks);
-  MPI_Comm_free(&node);
-  return ranks;
-}
-
 // TUTTI_CMA=0: the single-copy algorithms refuse.
 bool cma_turned_off() {
   const char* v = std::getenv("TUTTI_CMA");
@@ -51,11 +41,11 @@ bool cma_turned_off() {
 }
 
 // Whether MPI places the world's ranks on more than one node.
-bool spans_nodes() { return !all_ranks(ranks_on_my_node() == world_size()); }
+bool spans_nodes() { return !all_ranks(ranks_on_this_node() == world_size()); }
 
 // Whether MPI's nodes hold different numbers of the world's ranks (2+1+2).
 bool uneven_nodes() {
-  const int local = ranks_on_my_node();
+  const int local = ranks_on_this_node();
   int fewest = 0, most = 0;
   MPI_Allreduce(&local, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&local, &most, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -76,7 +66,7 @@ bool refusal_expected(Collective coll, const std::string& algo) {
          // leader_cma and alltoall's pairwise_cma read inside the nodes of
          // several ranks, on any number of nodes.
          ((algo == "leader_cma" || algo == "pairwise_cma") && cma_turned_off() &&
-          !all_ranks(ranks_on_my_node() == 1)) ||
+          !all_ranks(ranks_on_this_node() == 1)) ||
          (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes());
 }
 

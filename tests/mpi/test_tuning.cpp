@@ -114,14 +114,6 @@ MPI_Comm this_node() {
   return node;
 }
 
-int ranks_on_this_node() {
-  MPI_Comm node = this_node();
-  int n = 0;
-  MPI_Comm_size(node, &n);
-  MPI_Comm_free(&node);
-  return n;
-}
-
 tutti_comm_stats_t stats_of(tutti_comm_t comm) {
   tutti_comm_stats_t s{};
   REQUIRE(tutti_comm_stats(comm, &s) == TUTTI_SUCCESS);
