@@ -54,11 +54,15 @@ inline void append_all_publish(ScheduleBuilder& b) {
 // One to all (bcast, scatter): the root publishes its buffers to every
 // rank and returns once all have read; each other rank learns them, runs
 // `read()` (its peer reads from the root) and tells the root it is done.
-template <typename Read>
-void append_all_read_root(ScheduleBuilder& b, int root, Read read) {
+// The root runs `own_work()` (its own block) after publishing, while the
+// others read, not before: the call then costs the longer of the two, not
+// their sum (as a root's own copy after MPI_Isend in an MPI library).
+template <typename Read, typename OwnWork>
+void append_all_read_root(ScheduleBuilder& b, int root, Read read, OwnWork own_work) {
   if (b.rank() == root) {
     for_each_peer_from_next(b, [&](int q) { b.publish_buffers(q); });
     b.end_round();
+    own_work();
     for_each_peer_from_next(b, [&](int q) { b.shm_wait(q); });
     return;
   }
@@ -67,13 +71,18 @@ void append_all_read_root(ScheduleBuilder& b, int root, Read read) {
   read();
   b.shm_signal(root);
 }
+template <typename Read>
+void append_all_read_root(ScheduleBuilder& b, int root, Read read) {
+  append_all_read_root(b, root, read, [] {});
+}
 
 // All to one (gather, reduce on 2 ranks): every other rank publishes its
 // buffers to the root and returns once the root has read them; the root
 // learns them all, runs `read()` (its peer reads and what it does with
-// them), then lets every rank go.
-template <typename Read>
-void append_root_reads_all(ScheduleBuilder& b, int root, Read read) {
+// them), then lets every rank go. The root runs `own_work()` (its own
+// block) last, after the others are free to return.
+template <typename Read, typename OwnWork>
+void append_root_reads_all(ScheduleBuilder& b, int root, Read read, OwnWork own_work) {
   if (b.rank() != root) {
     b.publish_buffers(root);
     b.end_round();
@@ -84,6 +93,12 @@ void append_root_reads_all(ScheduleBuilder& b, int root, Read read) {
   b.end_round();
   read();
   for_each_peer_from_next(b, [&](int q) { b.shm_signal(q); });
+  b.end_round();
+  own_work();
+}
+template <typename Read>
+void append_root_reads_all(ScheduleBuilder& b, int root, Read read) {
+  append_root_reads_all(b, root, read, [] {});
 }
 
 // The slice of a vector of `count` elements that rank q reduces: the

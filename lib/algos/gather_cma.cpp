@@ -3,7 +3,7 @@
 //   Steps:    every non-root publishes its buffer addresses to the root
 //             (flags); the root copies each block straight into its output
 //             (cross-memory attach) and signals every rank, which returns
-//             once its block has been read.
+//             once its block has been read; then it copies its own.
 //   Traffic:  P-1 copies of m at the root, one after another; no messages.
 //   Scratch:  none; shared: flag lines only.
 //   Rounds:   2 flag rounds.
@@ -16,11 +16,16 @@ void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
   const int p = b.nranks(), r = b.rank(), root = a.root;
   const size_t m = a.count * b.elem_size();
-  if (r == root && !a.in_place) b.copy(output(static_cast<size_t>(r) * m), input(), m);
-  if (p == 1 || m == 0) return;
-  append_root_reads_all(b, root, [&] {
-    for_each_peer_from_next(b, [&](int q) { b.peer_read(q, output(static_cast<size_t>(q) * m), input(), m); });
-  });
+  auto own_block = [&] {
+    if (r == root && !a.in_place) b.copy(output(static_cast<size_t>(r) * m), input(), m);
+  };
+  if (p == 1 || m == 0) return own_block();
+  append_root_reads_all(
+      b, root,
+      [&] {
+        for_each_peer_from_next(b, [&](int q) { b.peer_read(q, output(static_cast<size_t>(q) * m), input(), m); });
+      },
+      own_block);
 }
 
 }  // namespace

@@ -242,7 +242,7 @@ const TuningTable& builtin_tuning() {
     // KiB-1 MiB for allreduce, reduce, allgather, alltoall and gather
     // against cma's 0.71-2.13 (2 alternating jobs per collective, both
     // methods, 2026-11-29: docs/perf/np4-cma-shm-2026-11-29.txt); scatter
-    // was level (0.36-1.18 against 0.50-1.10) and keeps cma. Nothing was
+    // below. Nothing was
     // measured with a core per rank: there the rules stay as measured on
     // 2026-11-26 (before the slot-write probe worked).
     add_one_node(Collective::Allreduce, 64 * K, kAny, "cma", 0).ranks = {2, 3};
@@ -291,8 +291,18 @@ const TuningTable& builtin_tuning() {
     rules.back().shared_cores = false;
     add_one_node(Collective::Scatter, 32 * K, 4 * M, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
+    // scatter's cma root copies its own block while the others read
+    // (cma_common.hpp, 2026-11-29; before, first): 3 alternating jobs, both
+    // methods, 1-16 MiB 0.63-0.82 of Open MPI's time against the segment's
+    // 0.61-1.03 with reads slow; 16-512 KiB the segment, whose cma floor is
+    // 7-8 us here (docs/perf/scatter-own-copy-2026-11-29.txt). On 4 ranks
+    // sharing 2 cores the segment wins 16-256 KiB (0.29-0.77 against
+    // 0.61-1.12) and is steadier above (0.67-1.04 against 0.59-1.08).
+    add_one_node(Collective::Scatter, 1 * M, kAny, "cma", 0).ranks = {2, 3};
     add_one_node(Collective::Scatter, 32 * K, kAny, "shm", 256 * K).ranks = {2, 3};
     add_one_node(Collective::Scatter, 64 * K, kAny, "cma", 0).ranks.lo = 3;
+    rules.back().shared_cores = false;
+    add_one_node(Collective::Scatter, 64 * K, kAny, "shm", 256 * K).shared_cores = true;
     add_one_node(Collective::Gather, 32 * K, 1 * M, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Gather, 64 * K, 4 * M, "cma", 0).ranks.lo = 3;

@@ -579,7 +579,7 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
   const std::tuple<Collective, uint64_t, uint64_t> cases[] = {
       {Collective::Allreduce, 64 << 10, 16 << 20}, {Collective::Bcast, 128 << 10, 128 << 10},
       {Collective::Allgather, 64 << 10, 16 << 20}, {Collective::Alltoall, 128 << 10, 16 << 20},
-      {Collective::Scatter, 128 << 10, 2 << 20},   {Collective::Gather, 256 << 10, 768 << 10},
+      {Collective::Scatter, 128 << 10, 512 << 10}, {Collective::Gather, 256 << 10, 768 << 10},
       {Collective::Reduce, 512 << 10, 768 << 10}};
   for (const auto& [c, mid, large] : cases) {
     INFO(collective_name(c) << " " << mid << " B and " << large << " B");
@@ -595,6 +595,10 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
   d.set_fast_reads(false);
   CHECK(picks(Collective::Bcast, 8 << 10) == "shm");
   CHECK(picks(Collective::Bcast, 1 << 20) == "cma");
+  // scatter from 1 MiB reads either way: its root copies its own block
+  // while the other reads.
+  CHECK(picks(Collective::Scatter, 1 << 20) == "cma");
+  CHECK(picks(Collective::Scatter, 64 << 20) == "cma");
   // Without peer reads (cma refuses; nothing probed, so reads count as
   // fast) large allreduces halve recursively, as before the probe.
   d.set_peer_reads(false);
@@ -616,12 +620,11 @@ TEST_CASE("on 3 ranks and more the cma rules hold only where every rank has its 
     const std::pair<Collective, uint64_t> cases[] = {
         {Collective::Allreduce, 1 << 20}, {Collective::Reduce, 512 << 10},
         {Collective::Allgather, 1 << 20}, {Collective::Alltoall, 128 << 10},
-        {Collective::Gather, 1 << 20}};
+        {Collective::Gather, 1 << 20}, {Collective::Scatter, 128 << 10}};
     for (const auto& [c, bytes] : cases) {
       INFO(collective_name(c) << " " << bytes << " B");
       CHECK(picks(c, bytes) == (shared ? "shm" : "cma"));
     }
-    CHECK(picks(Collective::Scatter, 1 << 20) == "cma");  // level either way: kept
   }
 }
 
