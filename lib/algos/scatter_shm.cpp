@@ -2,7 +2,7 @@
 //   Steps:    per chunk of a block (params.chunk_bytes, capped by the
 //             segment): the root copies every other rank's chunk into that
 //             rank's slot; full synchronisation; every rank copies its slot
-//             out. Chunks alternate parities (shm_common.hpp): no closing
+//             out, the root its own block's chunk meanwhile. Chunks alternate parities (shm_common.hpp): no closing
 //             synchronisation.
 //   Traffic:  P-1 copies in at the root, one copy out per rank; no messages.
 //   Scratch:  none; shared: 2 x P x chunk.
@@ -29,8 +29,12 @@ void build(ScheduleBuilder& b) {
   const int p = b.nranks(), r = b.rank(), root = a.root;
   const size_t m = a.count * b.elem_size();
   auto block = [m](int q) { return input(static_cast<size_t>(q) * m); };
-  if (r == root && !a.in_place) b.copy(output(), block(r), m);
-  if (p == 1 || m == 0) return;
+  // The root's own block, or a piece of it: copied after the others'
+  // pieces are out, while they copy theirs out of the slots.
+  auto own_piece = [&](size_t off, size_t c) {
+    if (r == root && !a.in_place) b.copy(output(off), block(r) + off, c);
+  };
+  if (p == 1 || m == 0) return own_piece(0, m);
   if (shm_fits_inline(m, p)) {
     // One way: nobody answers (the flag lines' acknowledgements keep the
     // root at most signal_groups calls ahead).
@@ -41,6 +45,7 @@ void build(ScheduleBuilder& b) {
       b.shm_wait(root, output(), m);
     }
     b.end_round();
+    own_piece(0, m);
     return;
   }
   const ShmSlots slots = shm_slots(b, 1, m);
@@ -51,6 +56,7 @@ void build(ScheduleBuilder& b) {
       for (int q = 0; q < p; ++q)
         if (q != r) b.copy(slots.at(parity, q), block(q) + off, c);
     append_shm_sync_all(b);
+    own_piece(off, c);
     if (r != root) b.copy(output(off), slots.at(parity, r), c);
   }
 }
@@ -61,11 +67,18 @@ bool run_direct(const DirectCall& c) {
   const int root = c.args.root;
   const char* in = static_cast<const char*>(c.input);
   auto block = [&](int q) { return in + static_cast<size_t>(q) * m; };
-  if (c.rank == root && !c.args.in_place) std::memcpy(c.output, block(root), m);
+  auto own_block = [&] {
+    if (c.rank == root && !c.args.in_place) std::memcpy(c.output, block(root), m);
+  };
+  if (c.nranks == 1 || m == 0) {
+    own_block();
+    return true;
+  }
   if (c.schedule.shm_chunks == 0) {  // in the flag lines
     if (c.rank != root) return direct_wait(c, root, c.output, m);
     for (int q = 0; q < c.nranks; ++q)
       if (q != c.rank && !direct_signal(c, q, block(q), m)) return false;
+    own_block();
     return true;
   }
   const DirectSlots slots(c);  // one chunk
@@ -73,6 +86,7 @@ bool run_direct(const DirectCall& c) {
     for (int q = 0; q < c.nranks; ++q)
       if (q != c.rank) std::memcpy(slots.at(q), block(q), m);
   if (!direct_sync_all(c)) return false;
+  own_block();
   if (c.rank != root) std::memcpy(c.output, slots.at(c.rank), m);
   return true;
 }

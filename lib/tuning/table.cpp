@@ -298,8 +298,15 @@ const TuningTable& builtin_tuning() {
     // 7-8 us here (docs/perf/scatter-own-copy-2026-11-29.txt). On 4 ranks
     // sharing 2 cores the segment wins 16-256 KiB (0.29-0.77 against
     // 0.61-1.12) and is steadier above (0.67-1.04 against 0.59-1.08).
+    // Through the segment 2 ranks' scatter runs in 64 KiB chunks: the root
+    // copies the next chunk in while the other copies the last one out
+    // (and the root its own block's chunk). 6 alternating jobs, far state,
+    // barrier: 256 KiB 0.69, 512 KiB 0.94 against 256 KiB chunks' 1.14, 1.50;
+    // back to back level (0.53-0.81 against 0.52-0.89). On 4 ranks sharing
+    // 2 cores 64 KiB chunks lost from 512 KiB (1.04-1.42 against 0.58-1.08):
+    // docs/perf/scatter-own-copy-2026-11-29.txt.
     add_one_node(Collective::Scatter, 1 * M, kAny, "cma", 0).ranks = {2, 3};
-    add_one_node(Collective::Scatter, 32 * K, kAny, "shm", 256 * K).ranks = {2, 3};
+    add_one_node(Collective::Scatter, 32 * K, kAny, "shm", 64 * K).ranks = {2, 3};
     add_one_node(Collective::Scatter, 64 * K, kAny, "cma", 0).ranks.lo = 3;
     rules.back().shared_cores = false;
     add_one_node(Collective::Scatter, 64 * K, kAny, "shm", 256 * K).shared_cores = true;
