@@ -274,13 +274,25 @@ const TuningTable& builtin_tuning() {
     // docs/perf/one-node-mid-2026-11-28.txt), the opposite of 2026-11-26's
     // VM above. So the mid sizes of 2 ranks follow the probe at creation
     // (reads=fast, above): where reads are slow, the segment keeps them.
-    add_one_node(Collective::Bcast, 16 * K, 256 * K, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Bcast, 16 * K, 2 * M, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
-    // bcast keeps cma at 256 KiB-2 MiB even where reads are slow: with a
-    // barrier before each call and the cores far apart the segment took
-    // 0.70-1.58 of Open MPI's time from job to job, cma 1.03-1.24 (back to
-    // back the segment 0.48-0.74, cma 1.0-1.1; docs/perf/large-2ranks-2026-11-29.txt).
-    add_one_node(Collective::Bcast, 256 * K, 2 * M, "cma", 0).ranks = {2, 3};
+    // Where reads are slow 2 ranks' bcast runs through the segment in
+    // chunks of about a quarter of the vector, so that the other rank
+    // copies one chunk out while the root copies the next in: one chunk of
+    // 256 KiB-1 MiB (2 copies one after the other) took 0.70-1.58 of Open
+    // MPI's time with a barrier per call, cores far apart, where cma took
+    // 1.03-1.24 (docs/perf/large-2ranks-2026-11-29.txt). 3 alternating jobs,
+    // far state, barrier / back to back: 64-128 KiB in 32 KiB chunks
+    // 0.59-0.78 / 0.42-0.67 against one chunk's 0.83-1.24 / 0.46-0.75;
+    // 256 KiB-512 KiB in 64 KiB chunks 0.81-1.10 / 0.74-0.75, 1-2 MiB in
+    // 128 KiB chunks 0.83-1.09 / 0.59-0.81, against cma's 1.02-1.19 /
+    // 1.02-1.28; from 4 MiB 1 MiB chunks stay ahead (0.31-0.77 / 0.35-0.80).
+    // Smaller chunks cost more rounds (8 KiB: 1.1-2.6). On 4 ranks sharing
+    // 2 cores every round costs a switch: 32-64 KiB chunks lost there
+    // (docs/perf/bcast-chunks-2026-11-29.txt).
+    add_one_node(Collective::Bcast, 32 * K, 256 * K, "shm", 32 * K).ranks = {2, 3};
+    add_one_node(Collective::Bcast, 256 * K, 1 * M, "shm", 64 * K).ranks = {2, 3};
+    add_one_node(Collective::Bcast, 1 * M, 4 * M, "shm", 128 * K).ranks = {2, 3};
     add_one_node(Collective::Allgather, 16 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allgather, 256 * K, kAny, "cma", 0).ranks.lo = 3;

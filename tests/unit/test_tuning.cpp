@@ -590,11 +590,23 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
     CHECK(picks(c, mid) == "shm");
     CHECK(picks(c, large) == "shm");
   }
-  // Below the mid range nothing changes: the segment either way; bcast
-  // keeps cma at 256 KiB-2 MiB either way.
+  // Below the mid range nothing changes: the segment either way.
   d.set_fast_reads(false);
   CHECK(picks(Collective::Bcast, 8 << 10) == "shm");
+  // bcast 256 KiB-2 MiB: cma where reads are fast, else the segment, in
+  // chunks of about a quarter of the vector up to 4 MiB (pipelined copies).
+  CHECK(picks(Collective::Bcast, 1 << 20) == "shm");
+  auto chunk = [&](Collective c, uint64_t bytes) {
+    return d.select(call(c, bytes, 2), "", "").params.chunk_bytes;
+  };
+  CHECK(chunk(Collective::Bcast, 128 << 10) == (32u << 10));
+  CHECK(chunk(Collective::Bcast, 512 << 10) == (64u << 10));
+  CHECK(chunk(Collective::Bcast, 2 << 20) == (128u << 10));
+  CHECK(chunk(Collective::Bcast, 8 << 20) == (1u << 20));
+  CHECK(chunk(Collective::Scatter, 256 << 10) == (64u << 10));
+  d.set_fast_reads(true);
   CHECK(picks(Collective::Bcast, 1 << 20) == "cma");
+  d.set_fast_reads(false);
   // scatter from 1 MiB reads either way: its root copies its own block
   // while the other reads.
   CHECK(picks(Collective::Scatter, 1 << 20) == "cma");
