@@ -2,8 +2,9 @@
 //   Steps:    per chunk of a block (params.chunk_bytes, capped by the
 //             segment): the root copies every other rank's chunk into that
 //             rank's slot; full synchronisation; every rank copies its slot
-//             out, the root its own block's chunk meanwhile. Chunks alternate parities (shm_common.hpp): no closing
-//             synchronisation.
+//             out, the root its own block's chunk meanwhile (not first:
+//             the others would wait for it). Chunks alternate parities
+//             (shm_common.hpp): no closing synchronisation.
 //   Traffic:  P-1 copies in at the root, one copy out per rank; no messages.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk.

@@ -242,9 +242,8 @@ const TuningTable& builtin_tuning() {
     // KiB-1 MiB for allreduce, reduce, allgather, alltoall and gather
     // against cma's 0.71-2.13 (2 alternating jobs per collective, both
     // methods, 2026-11-29: docs/perf/np4-cma-shm-2026-11-29.txt); scatter
-    // below. Nothing was
-    // measured with a core per rank: there the rules stay as measured on
-    // 2026-11-26 (before the slot-write probe worked).
+    // below. Nothing was measured with a core per rank: there the rules
+    // stay as measured on 2026-11-26 (before the slot-write probe worked).
     add_one_node(Collective::Allreduce, 64 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allreduce, 256 * K, kAny, "shm", 256 * K).ranks = {2, 3};
@@ -304,7 +303,7 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Scatter, 32 * K, 4 * M, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     // scatter's cma root copies its own block while the others read
-    // (cma_common.hpp, 2026-11-29; before, first): 3 alternating jobs, both
+    // (cma_common.hpp; before 2026-11-29 it copied it first): 3 alternating jobs, both
     // methods, 1-16 MiB 0.63-0.82 of Open MPI's time against the segment's
     // 0.61-1.03 with reads slow; 16-512 KiB the segment, whose cma floor is
     // 7-8 us here (docs/perf/scatter-own-copy-2026-11-29.txt). On 4 ranks
