@@ -15,7 +15,8 @@
 //                     their defaults, and the file says so.
 //   intra.flag_us     half a cache line's round trip between ranks 0 and 1
 //                     where they share a node (tutti-bench --bounds' probe).
-//   intra.peer_read_us  a cross-memory read of 8 B from rank 0's node peer.
+//   intra.peer_read_us  a cross-memory read of 8 B from rank 0's node peer;
+//   intra.peer_read_gbps  reads of 1 MiB from it, beyond that fixed cost.
 //   intra.peer_copy_gbps  rank 1 copying 64 KiB that rank 0 has just
 //                     written (tutti-bench --bounds' shared window), where
 //                     they share a node and not where ranks share cores.
@@ -282,35 +283,48 @@ double allreduce_8b(int me, int b, const char* algorithm) {
   return me == 0 ? us : 0;
 }
 
-// The fixed cost of a cross-memory read of 8 B from world rank b's memory,
-// in us, on rank 0 (0 elsewhere, and where the kernel refuses: the file
-// then keeps the default). Collective.
-double peer_read_us(int me, int b) {
-  uint64_t value = 42, where[2] = {static_cast<uint64_t>(getpid()),
-                                   reinterpret_cast<uint64_t>(&value)};
-  double us = 0;
+// Cross-memory reads from world rank b's memory, on rank 0 (zeros
+// elsewhere, and where the kernel refuses: the file then keeps the
+// defaults): the fixed cost of one (a read of 8 B, us) and the rate of the
+// bytes beyond it (reads of kPeerReadBytes, bytes per us). Collective.
+constexpr size_t kPeerReadBytes = 1 << 20;
+struct PeerRead {
+  double us = 0, bytes_per_us = 0;
+};
+PeerRead peer_read_costs(int me, int b) {
+  uint64_t value = 42;
+  std::vector<char> block(me == b ? kPeerReadBytes : 0, 1);  // touched: its pages exist
+  uint64_t where[3] = {static_cast<uint64_t>(getpid()), reinterpret_cast<uint64_t>(&value),
+                       reinterpret_cast<uint64_t>(block.data())};
+  PeerRead cost;
   if (me == b) {
-    check_mpi(MPI_Send(where, 2, MPI_UINT64_T, 0, 0, MPI_COMM_WORLD), "MPI_Send");
+    check_mpi(MPI_Send(where, 3, MPI_UINT64_T, 0, 0, MPI_COMM_WORLD), "MPI_Send");
   } else if (me == 0) {
-    check_mpi(MPI_Recv(where, 2, MPI_UINT64_T, b, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Recv(where, 3, MPI_UINT64_T, b, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
               "MPI_Recv");
     uint64_t got = 0;
     std::string why;
     if (read_peer_memory(where[0], &got, where[1], sizeof got, why) && got == 42) {
-      std::vector<double> reps;
-      for (int rep = 0; rep < 5; ++rep) {
-        const auto start = Clock::now();
-        for (int i = 0; i < 1000; ++i) read_peer_memory(where[0], &got, where[1], sizeof got, why);
-        reps.push_back(seconds_since(start) * 1e6 / 1000);
-      }
-      us = median(reps);
+      auto timed = [&](void* dst, uint64_t src, size_t bytes, int reads) {
+        std::vector<double> reps;
+        for (int rep = 0; rep < 5; ++rep) {
+          const auto start = Clock::now();
+          for (int i = 0; i < reads; ++i) read_peer_memory(where[0], dst, src, bytes, why);
+          reps.push_back(seconds_since(start) * 1e6 / reads);
+        }
+        return median(reps);
+      };
+      cost.us = timed(&got, where[1], sizeof got, 1000);
+      std::vector<char> landing(kPeerReadBytes, 0);
+      const double large_us = timed(landing.data(), where[2], kPeerReadBytes, 20);
+      if (large_us > cost.us) cost.bytes_per_us = kPeerReadBytes / (large_us - cost.us);
     } else {
       std::fprintf(stderr, "tutti-tune: no cross-memory read of rank %d (%s): intra.peer_read_us "
-                   "not measured\n", b, why.c_str());
+                   "and peer_read_gbps not measured\n", b, why.c_str());
     }
   }
-  MPI_Barrier(MPI_COMM_WORLD);  // b's value lives until rank 0 is done with it
-  return us;
+  MPI_Barrier(MPI_COMM_WORLD);  // b's memory lives until rank 0 is done with it
+  return cost;
 }
 
 // What a direct shared-memory call (an 8 B "shm" allreduce of two ranks of
@@ -442,7 +456,7 @@ int calibrate(const std::string& path, const std::string& command_line) {
     peer_copy = bounds.peer_copy_us(kPeerCopyBytes, 500);
     if (same_node > 0) direct = allreduce_8b(me, same_node, "shm");
   }
-  const double read_us = same_node > 0 ? peer_read_us(me, same_node) : 0;
+  const PeerRead read = same_node > 0 ? peer_read_costs(me, same_node) : PeerRead{};
   if (me == 0) {
     if (intra.measured) m.intra = intra.cost;
     if (inter.measured) m.inter = inter.cost;
@@ -454,7 +468,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
     m.cores_per_node = CPU_COUNT(&cpus);
     if (flag_trip) m.flag_us = *flag_trip / 2;
     if (peer_copy && *peer_copy > 0) m.peer_copy_bytes_per_us = kPeerCopyBytes / *peer_copy;
-    m.peer_read_us = read_us;
+    m.peer_read_us = read.us;
+    m.peer_read_bytes_per_us = read.bytes_per_us;
     if (peer > 0)
       m.call_us = std::max(0.0, call - (same_node > 0 ? m.intra.alpha_us : m.inter.alpha_us));
     measure_compute(m);
@@ -507,8 +522,13 @@ int calibrate(const std::string& path, const std::string& command_line) {
                          "): a message's alpha\n");
     }
     std::snprintf(line, sizeof line, "peer_read_us = %.3f%s\n", m.peer_read_us,
-                  read_us > 0 ? "" : "  # not measured");
+                  read.us > 0 ? "" : "  # not measured");
     segment_keys += line;
+    if (m.peer_read_bytes_per_us > 0) {
+      std::snprintf(line, sizeof line, "peer_read_gbps = %.3f  # reads of %zu KiB\n",
+                    gbps(m.peer_read_bytes_per_us), kPeerReadBytes >> 10);
+      segment_keys += line;
+    }
     if (m.peer_copy_bytes_per_us > 0) {
       std::snprintf(line, sizeof line, "peer_copy_gbps = %.3f  # %zu KiB rank 0 just wrote\n",
                     gbps(m.peer_copy_bytes_per_us), kPeerCopyBytes >> 10);

@@ -65,6 +65,7 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else if (name == "intra.inject_us") m.intra.inject_us = v;
     else if (name == "intra.flag_us") m.flag_us = v;
     else if (name == "intra.peer_read_us") m.peer_read_us = v;
+    else if (name == "intra.peer_read_gbps") m.peer_read_bytes_per_us = positive() * 1e3;
     else if (name == "intra.peer_copy_gbps") m.peer_copy_bytes_per_us = positive() * 1e3;
     else if (name == "protocol.direct_call_us") m.direct_call_us = v;
     else if (name == "inter.inject_us") m.inter.inject_us = v;
@@ -81,7 +82,8 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
       fail(TUTTI_ERR_INVALID_ARGUMENT, where, "unknown key '", name,
            "' (known: intra.alpha_us, intra.beta_gbps, intra.rndv_alpha_us, intra.rndv_beta_gbps, "
            "intra.rndv_short_alpha_us, intra.rndv_short_beta_gbps, intra.eager_bytes, "
-           "intra.inject_us, intra.flag_us, intra.peer_read_us, intra.peer_copy_gbps, inter.alpha_us, "
+           "intra.inject_us, intra.flag_us, intra.peer_read_us, intra.peer_read_gbps, "
+           "intra.peer_copy_gbps, inter.alpha_us, "
            "inter.beta_gbps, "
            "inter.rndv_alpha_us, inter.rndv_beta_gbps, inter.rndv_short_alpha_us, "
            "inter.rndv_short_beta_gbps, inter.eager_bytes, inter.inject_us, "

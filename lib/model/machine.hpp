@@ -77,6 +77,11 @@ struct Machine {
   // call that pins the peer's pages).
   double flag_us = -1;
   double peer_read_us = 0;
+  // The rate of a cross-memory read beyond its fixed cost; 0: a
+  // rendezvous message's inside the node (UCX's own large messages here
+  // are such reads, with the protocol's costs on top: 8-10 GB/s against
+  // about 20 for a 1 MiB read, docs/SCALE.md).
+  double peer_read_bytes_per_us = 0;
   // The rate of a copy out of shared memory that another rank of the node
   // has just written (each cache line comes from that rank's core, not
   // this core's cache): a rank reading a peer's slot. 0: as a local

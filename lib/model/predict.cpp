@@ -144,9 +144,10 @@ class VirtualRun {
       case StepKind::Copy:
         return m_.copy_rate(step.bytes, node_ranks(rank));
       case StepKind::PeerRead:
-        // The kernel copies from the peer's pages (cross-memory attach): as
-        // a rendezvous message inside a node does, not as a memcpy.
-        return m_.intra.rate(false);
+        // The kernel copies from the peer's pages (cross-memory attach): at
+        // its calibrated rate, else as a rendezvous message inside a node
+        // does, not as a memcpy.
+        return m_.peer_read_bytes_per_us > 0 ? m_.peer_read_bytes_per_us : m_.intra.rate(false);
       default:
         return m_.reduce_rate(step.bytes, node_ranks(rank));
     }

@@ -372,6 +372,17 @@ TEST_CASE("model: the shared segment's flags, peer reads and direct calls", "[mo
   const double cma = shm_8b("cma");
   m.peer_read_us = 2.0;
   CHECK(shm_8b("cma") >= cma + 2.0);
+  // A read's bytes at peer_read_gbps where calibrated, else at the
+  // rendezvous rate inside the node: 1 MiB alltoall "cma" on 2 ranks reads
+  // 512 KiB per rank.
+  m.intra.rndv_bytes_per_us = 8e3;
+  const double as_rndv = predict_us(Collective::Alltoall, "cma", 1 << 20, 2, 2, m);
+  m.peer_read_bytes_per_us = 32e3;
+  const double as_read = predict_us(Collective::Alltoall, "cma", 1 << 20, 2, 2, m);
+  INFO("alltoall cma 1 MiB: " << as_rndv << " us at the rendezvous rate, " << as_read
+                              << " at the read rate");
+  CHECK(as_rndv - as_read == Approx(524288.0 / 8e3 - 524288.0 / 32e3).epsilon(0.01));
+  m.peer_read_bytes_per_us = 0;
   // Reading what another core has just written into the segment: the
   // extra time over a local copy, for every operand read there. A 32 KiB
   // allreduce through the slots on 2 ranks reads the peer's 32 KiB once
@@ -418,11 +429,14 @@ TEST_CASE("model: machine descriptions", "[model]") {
   CHECK(m.flag_us < 0);  // as a message
   CHECK(m.direct_call_us < 0);  // as call_us
   const model::Machine segment = model::parse_machine(
-      "[intra]\nflag_us = 0.08\npeer_read_us = 2.5\npeer_copy_gbps = 6.5\n[protocol]\n"
+      "[intra]\nflag_us = 0.08\npeer_read_us = 2.5\npeer_read_gbps = 18\npeer_copy_gbps = 6.5\n"
+      "[protocol]\n"
       "direct_call_us = 0.1\n",
       "segment.toml");
   CHECK(segment.flag_us == 0.08);
   CHECK(segment.peer_read_us == 2.5);
+  CHECK(segment.peer_read_bytes_per_us == 18e3);
+  CHECK(m.peer_read_bytes_per_us == 0);  // not set: the rendezvous rate
   CHECK(segment.peer_copy_bytes_per_us == 6.5e3);
   CHECK(m.peer_copy_bytes_per_us == 0);  // not set: as a local copy
   CHECK(segment.direct_call_us == 0.1);
