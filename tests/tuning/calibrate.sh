@@ -54,6 +54,8 @@ expect_number intra.peer_copy_gbps '>' "measured (ranks 0 and 1 share the node)"
 expect_number protocol.direct_call_us '>=' "measured"
 expect "grep -Eq '^peer_read_us = ([0-9.]*[1-9][0-9.]*\$|0.000  # not measured)' '$file'" \
   "intra.peer_read_us measured, or said not to be (no cross-memory attach here)"
+expect "grep -Eq '^peer_read_us = 0.000  # not measured' '$file' || grep -Eq '^peer_read_gbps = [0-9.]*[1-9]' '$file'" \
+  "intra.peer_read_gbps measured where reads are"
 expect_number protocol.call_us '>=' "measured"
 # Measured, so not the built-in defaults (intra 0.5 us and 5 GB/s): not
 # both (a measured slope here is 4.8-6.2 GB/s, and once printed 5.000).
