@@ -305,19 +305,24 @@ PeerRead peer_read_costs(int me, int b) {
     uint64_t got = 0;
     std::string why;
     if (read_peer_memory(where[0], &got, where[1], sizeof got, why) && got == 42) {
+      // Median us per read, or 0 if any read failed.
       auto timed = [&](void* dst, uint64_t src, size_t bytes, int reads) {
         std::vector<double> reps;
+        bool ok = true;
         for (int rep = 0; rep < 5; ++rep) {
           const auto start = Clock::now();
-          for (int i = 0; i < reads; ++i) read_peer_memory(where[0], dst, src, bytes, why);
+          for (int i = 0; i < reads; ++i) ok = read_peer_memory(where[0], dst, src, bytes, why) && ok;
           reps.push_back(seconds_since(start) * 1e6 / reads);
         }
-        return median(reps);
+        return ok ? median(reps) : 0.0;
       };
       cost.us = timed(&got, where[1], sizeof got, 1000);
       std::vector<char> landing(kPeerReadBytes, 0);
-      const double large_us = timed(landing.data(), where[2], kPeerReadBytes, 20);
+      const double large_us = cost.us > 0 ? timed(landing.data(), where[2], kPeerReadBytes, 20) : 0;
       if (large_us > cost.us) cost.bytes_per_us = kPeerReadBytes / (large_us - cost.us);
+      if (cost.us == 0 || large_us == 0)
+        std::fprintf(stderr, "tutti-tune: a cross-memory read of rank %d failed while timed (%s)\n",
+                     b, why.c_str());
     } else {
       std::fprintf(stderr, "tutti-tune: no cross-memory read of rank %d (%s): intra.peer_read_us "
                    "and peer_read_gbps not measured\n", b, why.c_str());
