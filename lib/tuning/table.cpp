@@ -513,6 +513,15 @@ const TuningTable& builtin_tuning() {
     // 4 x 2 0.47-0.92 and 0.20-1.02 (tree 0.31-0.99 and 0.14-2.69); at 2 MiB
     // 0.42-0.63 with a barrier, 1.27-1.61 back to back (tree 1.38-1.90).
     add(Collective::Scatter, 0, 512 * K, "leader_shm").nodes = {2, 3};
+    // From 4 nodes "leader_shm" from 8 KiB: 4 x 2, 2026-11-29, two sets
+    // of jobs alternating it with "tree" (3 and 5 rounds, root 0), tutti /
+    // Open MPI medians of the 5, barrier / back to back, 8-512 KiB:
+    // 0.71-1.21 / 0.61-1.73 against tree's 0.90-2.60 / 1.15-3.58 (512 KiB:
+    // linear's 0.93-1.10 / 2.15-2.23). Below 8 KiB tree stays: back to
+    // back 1.35-5.35 against 6.5-10.2 (with a barrier leader_shm's
+    // 1.08-1.23 against 1.33-1.63). Raw:
+    // docs/perf/cluster-4x2-scatter-bcast-2026-11-29.txt.
+    add(Collective::Scatter, 8 * K, 1 * M, "leader_shm").nodes = {4, kAny};
     add(Collective::Gather, 0, kAny, "linear").nodes = {2, kAny};
     // alltoall through each node's segment, every rank a lane between nodes
     // ("hierarchical_shm"): 2026-11-26, each algorithm forced, 3 interleaved
