@@ -9,6 +9,10 @@
 //                     the link's eager limit and 256 KiB (the cost is
 //                     concave: a message costs the lower line), eager_bytes
 //                     where a ladder of 4-512 KiB jumps (below);
+//                     written_send_factor how much longer 256 KiB and
+//                     4 MiB take when each message sends what the one
+//                     before wrote (the sides' buffers are apart in the
+//                     others: a collective's input);
 //                     inject_us the gap between the messages of a burst of
 //                     64 of 8 B (tutti_isend at once), beyond one's latency. A
 //                     job on one node has no [inter] pair: those keys keep
@@ -90,18 +94,31 @@ void check(int rc, const char* what) {
 
 // Half the round trip of `bytes` between world ranks a and b, in us (on a
 // and b; other ranks return 0). Median of 5 repetitions.
-double half_round_trip(tutti_comm_t comm, int me, int a, int b, size_t bytes) {
+// Each rank sends from one buffer and receives into another: a collective
+// sends its input, which the sender has not just written. `written`: both
+// through one buffer instead, so that every message sends what the one
+// before wrote (a pipeline forwarding what it received): the peer's copy
+// then pulls lines dirty in the sender's cache (LinkCost::written_factor).
+double half_round_trip(tutti_comm_t comm, int me, int a, int b, size_t bytes,
+                       bool written = false) {
   if (me != a && me != b) return 0;
-  std::vector<unsigned char> buf(std::max<size_t>(bytes, 1), 1);
+  std::vector<unsigned char> send_buf(std::max<size_t>(bytes, 1), 1);
+  std::vector<unsigned char> recv_buf(std::max<size_t>(bytes, 1), 1);
   const int peer = me == a ? b : a;
   const int iters = bytes <= 65536 ? 200 : 10;
+  auto send = [&] {
+    check(tutti_send(send_buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_send");
+  };
+  auto recv = [&] {
+    check(tutti_recv(written ? send_buf.data() : recv_buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_recv");
+  };
   auto exchange = [&] {
     if (me == a) {
-      check(tutti_send(buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_send");
-      check(tutti_recv(buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_recv");
+      send();
+      recv();
     } else {
-      check(tutti_recv(buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_recv");
-      check(tutti_send(buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_send");
+      recv();
+      send();
     }
   };
   for (int i = 0; i < 5; ++i) exchange();  // warm up: connections, registrations
@@ -151,6 +168,7 @@ struct Link {
   model::LinkCost cost;
   double eager = 0;   // the link's eager limit, 0 where no jump was seen
   std::string probe;  // the ladder's half round trips, for the file's comment
+  std::string probe_written;  // those of written_factor, for the file's comment
 };
 
 // The line through two ping-pong points (bytes, us): (alpha, bytes per us).
@@ -216,6 +234,8 @@ Link measure_link(tutti_comm_t comm, int me, int b, double default_eager) {
   for (size_t n = kLadderFirst; n <= kLadderLast; n *= 2)
     ladder.push_back(half_round_trip(comm, me, 0, b, n));
   const double t4m = half_round_trip(comm, me, 0, b, 4 << 20);
+  const double t256k_written = half_round_trip(comm, me, 0, b, kLadderKnee, true);
+  const double t4m_written = half_round_trip(comm, me, 0, b, 4 << 20, true);
   const double gap = burst_gap(comm, me, 0, b, t8);
   quiet_barrier();
   if (me != 0) return l;
@@ -242,6 +262,11 @@ Link measure_link(tutti_comm_t comm, int me, int b, double default_eager) {
     l.cost.rndv_short_alpha_us += slow_wakeup;
   }
   if (l.eager > 0) l.cost.eager_bytes = l.eager;
+  l.cost.written_factor =
+      (t256k_written / std::max(at(kLadderKnee), 1e-3) + t4m_written / std::max(t4m, 1e-3)) / 2;
+  l.probe_written = str("256 KiB ", static_cast<int>(t256k_written * 10 + 0.5) / 10.0, " us, 4 MiB ",
+                        static_cast<int>(t4m_written + 0.5), " us (else ",
+                        static_cast<int>(t4m + 0.5), ")");
   l.cost.inject_us = gap;
   return l;
 }
@@ -488,7 +513,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
       << "# alpha: half the round trip of 8 B; beta: the slope to 4 KiB; rndv_*: the\n"
       << "# line through 256 KiB and 4 MiB; rndv_short_*: the line through the\n"
       << "# first size above eager_bytes and 256 KiB (a rendezvous message costs\n"
-      << "# the lower line); eager_bytes: where a 4-512 KiB ladder jumps;\n"
+      << "# the lower line), each side's buffers apart; written_send_factor:\n"
+      << "# sending what the last message wrote; eager_bytes: where a 4-512 KiB ladder jumps;\n"
       << "# inject: the gap between the messages of a burst of 64 of 8 B;\n"
       << "# compute: rank 0's float32 sum and memcpy over 64 MiB and up to the cache\n"
       << "# edge, and the CPUs its node's ranks may run on; call_us: an 8 B\n"
@@ -512,6 +538,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
         }
         text += l.eager > 0 ? str("eager_bytes = ", static_cast<long long>(l.eager), "\n")
                             : std::string("# eager_bytes: no jump seen from 4 to 512 KiB\n");
+        std::snprintf(line, sizeof line, "written_send_factor = %.3f", c.written_factor);
+        text += str(line, "  # sending what the last message wrote: ", l.probe_written, "\n");
         text += str("# (half round trips: ", l.probe, ")\n") + extra;
       }
       return text;

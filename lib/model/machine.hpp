@@ -36,6 +36,12 @@ struct LinkCost {
   // The largest message this link sends eagerly; negative: the machine's
   // protocol.eager_bytes. Shared memory and TCP switch at different sizes.
   double eager_bytes = -1;
+  // How much longer a rendezvous message's bytes take when the sender
+  // wrote them earlier in the call (a pipeline forwarding what it just
+  // received or reduced): the receiver's copy then pulls lines dirty in
+  // the sender's cache instead of reading memory. The rendezvous lines
+  // are for bytes the sender did not just write (a collective's input).
+  double written_factor = 1;
 
   double alpha(bool eager) const { return eager || rndv_alpha_us < 0 ? alpha_us : rndv_alpha_us; }
   double rate(bool eager) const {

@@ -40,6 +40,7 @@ struct Posted {
   double time = 0;       // when it was posted
   double arrival = -1;   // eager send: when its data is at the receiver
   size_t reduce_bytes = 0;  // receive: bytes reduced on arrival
+  bool written = false;  // send: from bytes the sender wrote earlier in the call
 };
 
 struct RankState {
@@ -51,6 +52,14 @@ struct RankState {
   double finished = -1;
   bool messages_posted = false;  // a mixed round's, before its local steps
   std::unordered_map<int, uint32_t> signals, waits;  // shared-memory flags, numbered per peer
+  // The kinds of buffer (a bit per BufKind) the rank has written so far
+  // in the call: a send from one of them is of bytes hot in its own
+  // cache (LinkCost::written_factor).
+  uint32_t written_kinds = 0;
+  void wrote(const BufRef& b) { written_kinds |= 1u << static_cast<unsigned>(b.kind); }
+  bool has_written(const BufRef& b) const {
+    return (written_kinds >> static_cast<unsigned>(b.kind)) & 1u;
+  }
 };
 
 class VirtualRun {
@@ -118,6 +127,7 @@ class VirtualRun {
     double local = 0;
     for (uint32_t i = round.begin; i < round.comm_begin; ++i) {
       const Step& step = s.schedule.steps[i];
+      s.wrote(step.dst);
       local += static_cast<double>(step.bytes) / local_rate(rank, step);
       if (step.kind == StepKind::PeerRead) local += m_.peer_read_us;
       // Operands in the segment were written by another rank's core.
@@ -180,18 +190,22 @@ class VirtualRun {
         continue;
       switch (step.kind) {
         case StepKind::Send:
-          post_send(rank, key(rank, step.peer, step.msg_index), step.bytes, now);
+          post_send(rank, key(rank, step.peer, step.msg_index), step.bytes, now,
+                    s.has_written(step.src));
           break;
         case StepKind::ShmSignal:
           post_send(rank, key(rank, step.peer, kFlagIndex | s.signals[step.peer]++), step.bytes, now);
           break;
         case StepKind::Recv:
+          s.wrote(step.dst);
           post_recv(rank, key(step.peer, rank, step.msg_index), step.bytes, 0, now);
           break;
         case StepKind::RecvReduce:
+          s.wrote(step.dst);
           post_recv(rank, key(step.peer, rank, step.msg_index), step.bytes, step.bytes, now);
           break;
         case StepKind::ShmWait:
+          s.wrote(step.dst);
           post_recv(rank, key(step.peer, rank, kFlagIndex | s.waits[step.peer]++), step.bytes, 0, now);
           break;
         default:
@@ -217,8 +231,10 @@ class VirtualRun {
   }
 
   // Puts the message on its links from `depart`; returns (when the sender's
-  // side is done, when the data is at the receiver).
-  std::pair<double, double> transfer(const MessageKey& k, size_t bytes, double depart) {
+  // side is done, when the data is at the receiver). `written`: its bytes
+  // are ones the sender wrote earlier in the call.
+  std::pair<double, double> transfer(const MessageKey& k, size_t bytes, double depart,
+                                     bool written = false) {
     ++messages_;
     const auto src = static_cast<size_t>(k.src), dst = static_cast<size_t>(k.dst);
     const bool same_node = topo_.node_of_rank[src] == topo_.node_of_rank[dst];
@@ -245,7 +261,8 @@ class VirtualRun {
     const bool flag = (k.index & kFlagIndex) != 0;
     const bool own_cores = cores_[static_cast<size_t>(node_of(k.dst))].empty();
     const double alpha = flag && own_cores && m_.flag_us >= 0 ? m_.flag_us : cost.alpha_us;
-    const double wire = static_cast<double>(bytes) / cost.bytes_per_us;
+    const double wire = static_cast<double>(bytes) / cost.bytes_per_us *
+                        (written && !small ? link.written_factor : 1.0);
     // The ports take the next message once these bytes are through, and
     // not before the message rate allows (inject_us).
     const double hold = std::max(flag ? 0.0 : link.inject_us, wire);
@@ -272,7 +289,7 @@ class VirtualRun {
   }
 
   // `rank` posted the send (or receive) of message k.
-  void post_send(int rank, const MessageKey& k, size_t bytes, double now) {
+  void post_send(int rank, const MessageKey& k, size_t bytes, double now, bool written = false) {
     auto it = recvs_.find(k);
     if (eager(k, bytes)) {
       const auto [sent, arrival] = transfer(k, bytes, now);
@@ -287,12 +304,12 @@ class VirtualRun {
       return;
     }
     if (it == recvs_.end()) {
-      sends_[k] = Posted{rank, now, -1, 0};
+      sends_[k] = Posted{rank, now, -1, 0, written};
       return;
     }
     const Posted r = it->second;
     recvs_.erase(it);
-    const auto [sent, arrival] = transfer(k, bytes, now);
+    const auto [sent, arrival] = transfer(k, bytes, now, written);
     (void)sent;
     complete(rank, arrival);  // rendezvous: done once delivered
     complete(r.rank, reduced(r.rank, arrival, r.reduce_bytes));
@@ -310,7 +327,7 @@ class VirtualRun {
       complete(rank, reduced(rank, std::max(s.arrival, now), reduce_bytes));
       return;
     }
-    const auto [sent, arrival] = transfer(k, bytes, now);
+    const auto [sent, arrival] = transfer(k, bytes, now, s.written);
     (void)sent;
     complete(s.rank, arrival);
     complete(rank, reduced(rank, arrival, reduce_bytes));

@@ -529,6 +529,39 @@ TEST_CASE("model: the first rendezvous sizes and per-link eager limits", "[model
   CHECK(model::predict(*bcast, args, node, one).us == Approx(25 + 16384 / 10e3));
 }
 
+
+TEST_CASE("model: a message of bytes its sender just wrote costs written_send_factor more",
+          "[model]") {
+  const model::Machine m = model::parse_machine(
+      "[intra]\nalpha_us = 0.5\nbeta_gbps = 10\nrndv_alpha_us = 2\nrndv_beta_gbps = 10\n"
+      "written_send_factor = 2\n[compute]\ncopy_gbps = 1000000\nreduce_gbps = 1000000\n"
+      "[protocol]\neager_bytes = 8192\ncall_us = 0\n",
+      "written.toml");
+  CHECK(m.intra.written_factor == 2);
+  model::Machine plain = m;
+  plain.intra.written_factor = 1;
+  const size_t n = 1 << 20;
+  const double wire = n / 10e3;
+  // Two ranks: the root sends its own vector, which the call did not write.
+  CHECK(predict_us(Collective::Bcast, "tree", n, 2, 2, m) ==
+        Approx(predict_us(Collective::Bcast, "tree", n, 2, 2, plain)));
+  // Four: rank 2 forwards to rank 3 what it received from the root (in
+  // pipelined segments), at twice the bytes' time; the root's messages are
+  // its own vector. So the call takes longer, by at most the forwarded
+  // bytes' time once more.
+  const double four_plain = predict_us(Collective::Bcast, "tree", n, 4, 4, plain);
+  const double four_written = predict_us(Collective::Bcast, "tree", n, 4, 4, m);
+  CHECK(four_written > 1.05 * four_plain);
+  CHECK(four_written <= four_plain + wire + 1e-6);
+  // Eager messages are not affected; a gather sends the callers' inputs.
+  CHECK(predict_us(Collective::Bcast, "tree", 4096, 4, 4, m) ==
+        Approx(predict_us(Collective::Bcast, "tree", 4096, 4, 4, plain)));
+  CHECK(predict_us(Collective::Gather, "linear", 4 * n, 4, 4, m) ==
+        Approx(predict_us(Collective::Gather, "linear", 4 * n, 4, 4, plain)));
+  CHECK_THROWS_WITH(model::parse_machine("[intra]\nwritten_send_factor = 0\n", "bad.toml"),
+                    Catch::Contains("intra.written_send_factor must be > 0"));
+}
+
 }  // namespace tutti::testing
 
 namespace tutti::testing {
