@@ -110,7 +110,8 @@ double half_round_trip(tutti_comm_t comm, int me, int a, int b, size_t bytes,
     check(tutti_send(send_buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_send");
   };
   auto recv = [&] {
-    check(tutti_recv(written ? send_buf.data() : recv_buf.data(), bytes, TUTTI_UINT8, peer, 7, comm), "tutti_recv");
+    unsigned char* into = written ? send_buf.data() : recv_buf.data();
+    check(tutti_recv(into, bytes, TUTTI_UINT8, peer, 7, comm), "tutti_recv");
   };
   auto exchange = [&] {
     if (me == a) {

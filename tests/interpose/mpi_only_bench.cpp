@@ -53,8 +53,14 @@ int iterations_for(size_t bytes, int forced) {
 }
 
 // Median over iterations of the slowest rank's time, in microseconds.
+// The warm-up (half the iterations, at least 16 calls) outlasts, at the
+// default iterations, libtutti-mpi's trials of a new size class (interpose/policy.hpp: 33 calls
+// per side below 16 KiB, 5 above), so the timed calls see the side the
+// trials chose, as a program's later calls of that size do. Before
+// 2026-11-29 it was a tenth: the 10 timed calls of a 2-16 MiB cell then
+// included up to 8 trial calls, half of them on the slower side.
 double time_calls(const Options& o, int iters, const std::function<void()>& call) {
-  for (int w = 0; w < std::max(2, iters / 10); ++w) call();
+  for (int w = 0; w < std::max(16, iters / 2); ++w) call();
   std::vector<double> times;
   if (o.method == "b2b") {
     // Several batches, each of `iters` calls back to back.
