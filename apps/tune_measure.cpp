@@ -74,6 +74,7 @@ SizeMeasurement measure_size(Comm& comm, MPI_Comm world, Collective coll, uint64
   if (coll == Collective::Alltoallv) {
     a.send_counts = a.recv_counts = counts;
     a.send_displs = a.recv_displs = displs;
+    a.node_counts_exchangeable = true;  // blocking calls on host buffers
   }
 
   // Every rank derives every rank's input, so it knows its expected result.

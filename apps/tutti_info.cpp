@@ -180,6 +180,8 @@ int explain(const ExplainRequest& q) {
   a.dtype = q.dtype;
   a.memory = q.memory;
   a.count = count_for_message_bytes(q.coll, q.bytes, q.dtype, q.ranks);
+  // A blocking call: alltoallv may exchange its node's counts (Comm::plan_for).
+  a.node_counts_exchangeable = q.coll == Collective::Alltoallv && q.memory == MemoryType::Host;
   const std::string forced = cfg.forced[static_cast<int>(q.coll)];
   std::printf("%s of %llu bytes (count %zu %s) on %d ranks, %d node(s), %s memory\n",
               std::string(collective_name(q.coll)).c_str(),

@@ -20,7 +20,7 @@ extern const Algorithm kGatherTree, kGatherLinear, kGatherShm, kGatherLeaderShm;
 extern const Algorithm kScatterTree, kScatterLinear, kScatterShm, kScatterLeaderShm;
 extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm,
     kAlltoallLeader, kAlltoallHierarchicalShm, kAlltoallPairwiseCma, kAlltoallLines;
-extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear, kAlltoallvShm;
+extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear, kAlltoallvShm, kAlltoallvHierarchical;
 extern const Algorithm kBarrierDissemination, kBarrierShm, kBarrierLeader, kBarrierLeaderShm;
 // Single-copy reads of the peers' buffers on one node (cross-memory attach).
 extern const Algorithm kAllreduceCma, kReduceCma, kBcastCma, kAllgatherCma, kGatherCma,
@@ -47,7 +47,7 @@ const Algorithm* const kRegistry[] = {
     &kScatterTree, &kScatterLinear, &kScatterShm, &kScatterLeaderShm,
     &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm, &kAlltoallLeader,
     &kAlltoallHierarchicalShm, &kAlltoallPairwiseCma, &kAlltoallLines,
-    &kAlltoallvPairwise, &kAlltoallvLinear, &kAlltoallvShm,
+    &kAlltoallvPairwise, &kAlltoallvLinear, &kAlltoallvShm, &kAlltoallvHierarchical,
     &kBarrierDissemination, &kBarrierShm, &kBarrierLeader, &kBarrierLeaderShm,
     &kAllreduceCma, &kReduceCma, &kBcastCma, &kAllgatherCma, &kGatherCma, &kScatterCma,
     &kAlltoallCma, &kBcastLeaderCma,

@@ -32,6 +32,8 @@ struct Algorithm {
   // directly, and the run; true on success.
   bool (*direct_applies)(const CollArgs& args, const Schedule& schedule, int nranks) = nullptr;
   bool (*run_direct)(const DirectCall& call) = nullptr;
+  // Whether its schedule needs CollArgs::node_send_counts (alltoallv).
+  bool needs_node_counts = false;
 
   bool is_mpi() const { return build == nullptr; }
 

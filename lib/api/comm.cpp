@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "algos/mpi_collective.hpp"
+#include "algos/node_groups.hpp"
 #include "base/log.hpp"
 #include "node/peer_memory.hpp"
 #include "node/read_probe.hpp"
@@ -296,8 +297,13 @@ size_t Comm::CallKeyHash::operator()(const CallKey& k) const {
   return h;
 }
 
-const Comm::Plan& Comm::plan_for(const CollArgs& args) {
-  auto make = [&](Plan& plan) {
+const Comm::Plan& Comm::plan_for(const CollArgs& args, bool blocking) {
+  // On one node there is nothing to hand on, and no counts to exchange.
+  auto needs_node_counts = [this](const algos::Algorithm* algo) {
+    return algo->needs_node_counts && dispatcher_.topology().nnodes > 1;
+  };
+  // `node_counts`: alltoallv's counts of this rank's node, where exchanged.
+  auto make = [&](Plan& plan, const CollArgs& args, std::span<const size_t> node_counts = {}) {
     const Decision d = explain(args);
     if (config_.debug.decisions && rank_ == 0) log_decision(args, d);
     plan.algorithm = d.algorithm;
@@ -307,6 +313,9 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args) {
     if (!d.algorithm->is_mpi()) {
       CollArgs with_params = args;
       with_params.params = d.params;
+      if (needs_node_counts(d.algorithm) && node_counts.empty())
+        node_counts = exchange_node_counts(args);
+      with_params.node_send_counts = node_counts;
       ScheduleBuilder b(with_params, rank_, dispatcher_.topology());
       d.algorithm->build(b);
       ++stats_.schedule_builds;
@@ -323,25 +332,45 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args) {
   // them, and replayed while calls repeat them (a loop of exchanges of one
   // shape). Built on every call it cost about 2 us: 8 B on 2 ranks took
   // 2.3-2.6 us against Open MPI's 0.58 (2026-11-28).
+  // A plan built on the counts of the whole node (Algorithm::
+  // needs_node_counts) holds while they stay the same: every call exchanges
+  // them, exactly once on every rank of the node (in make where the plan is
+  // new).
   if (args.coll == Collective::Alltoallv) {
-    if (!last_alltoallv_.plan.algorithm || !(last_alltoallv_.key == key) ||
-        !last_alltoallv_.same_layout(args)) {
+    AlltoallvPlan& last = last_alltoallv_;
+    CollArgs a = args;
+    a.node_counts_exchangeable =
+        blocking && args.memory == MemoryType::Host && dispatcher_.topology().nnodes > 1;
+    bool reuse = last.plan.algorithm && last.key == key &&
+                 last.node_counts_exchangeable == a.node_counts_exchangeable && last.same_layout(a);
+    std::span<const size_t> node_counts;
+    if (reuse && needs_node_counts(last.plan.algorithm)) {
+      node_counts = exchange_node_counts(a);
+      reuse = std::equal(node_counts.begin(), node_counts.end(), last.node_counts.begin(),
+                         last.node_counts.end());
+    }
+    if (!reuse) {
       Plan plan;
-      make(plan);  // may throw: the last plan stays as it was
-      last_alltoallv_.plan = std::move(plan);
-      last_alltoallv_.key = key;
-      last_alltoallv_.keep_layout(args);
-    } else if (last_alltoallv_.plan.schedule) {
+      make(plan, a, node_counts);  // may throw: the last plan stays as it was
+      last.plan = std::move(plan);
+      last.key = key;
+      last.node_counts_exchangeable = a.node_counts_exchangeable;
+      last.keep_layout(a);
+      if (needs_node_counts(last.plan.algorithm))
+        last.node_counts.assign(node_counts_.begin(), node_counts_.end());
+      else
+        last.node_counts.clear();
+    } else if (last.plan.schedule) {
       ++stats_.schedule_cache_hits;
     }
-    return last_alltoallv_.plan;
+    return last.plan;
   }
   // Loops mostly repeat one call: compare with the last before hashing.
   if (!last_plan_ || !(last_key_ == key)) {
     auto it = plans_.find(key);
     if (it == plans_.end()) {
       Plan plan;
-      make(plan);  // may throw: nothing is cached then
+      make(plan, args);  // may throw: nothing is cached then
       constexpr size_t kMaxCachedPlans = 1024;
       if (plans_.size() >= kMaxCachedPlans) plans_.clear();
       it = plans_.emplace(key, std::move(plan)).first;
@@ -411,9 +440,9 @@ bool Comm::ordered_by_cuda() const {
 #endif
 }
 
-const Comm::Plan& Comm::begin_call(const CollArgs& args, OpLabel& label) {
+const Comm::Plan& Comm::begin_call(const CollArgs& args, OpLabel& label, bool blocking) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
-  const Plan& plan = plan_for(args);
+  const Plan& plan = plan_for(args, blocking);
   ++stats_.collectives;
   if (plan.fell_back) ++stats_.refused_fallbacks;
   if (plan.algorithm->is_mpi()) ++stats_.mpi_fallbacks;
@@ -600,7 +629,7 @@ std::string Comm::timeout_message(const std::string& what, std::vector<int> wait
 Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
                           MemoryType out_mem) {
   OpLabel label;
-  const Plan& plan = begin_call(args, label);
+  const Plan& plan = begin_call(args, label, /*blocking=*/true);
   // The direct path: a host schedule with nothing else in flight runs as an
   // operation on this stack frame. Nothing else can need the shared segment
   // or be ordered before it, and it costs no allocation, no shared_ptr and
@@ -817,6 +846,73 @@ Status Comm::wait(Operation& op, double timeout_s) {
     return set_last_error(op.status(), str(op.description(), ": ", op.error()));
   }
   return TUTTI_SUCCESS;
+}
+
+std::span<const size_t> Comm::exchange_node_counts(const CollArgs& args) {
+  const algos::NodeGroups g = algos::node_groups_of(dispatcher_.topology(), rank_);
+  const std::vector<int>& mine = g.my_node_ranks();
+  const size_t p = static_cast<size_t>(size_), row = p * sizeof(size_t);
+  node_counts_.resize(mine.size() * p);
+  std::copy(args.send_counts.begin(), args.send_counts.end(),
+            node_counts_.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(g.my_local) * p));
+  if (mine.size() == 1) return node_counts_;
+  // The coming call's sequence number (begin_call takes it after the plan).
+  const Tag tag = collective_tag(next_seq_, kOutOfScheduleIndex);
+  std::vector<Completion> done(2 * (mine.size() - 1));
+  std::vector<int> peer_of(done.size());
+  size_t posted = 0;
+  for (size_t j = 0; j < mine.size(); ++j) {
+    if (static_cast<int>(j) == g.my_local) continue;
+    for (const bool is_send : {true, false}) {
+      Completion& c = done[posted];
+      peer_of[posted++] = mine[j];
+      const Status st =
+          is_send ? transport_->send(mine[j], tag, args.send_counts.data(), row, MemoryType::Host, &c)
+                  : transport_->recv(mine[j], tag, node_counts_.data() + j * p, row,
+                                     MemoryType::Host, &c);
+      if (st != TUTTI_SUCCESS) {
+        c.done = true;
+        c.status = st;
+        c.error = str(is_send ? "posting a send to rank " : "posting a receive from rank ",
+                      mine[j], " failed: ", last_error());
+      }
+    }
+  }
+  auto finished = [&] {
+    size_t n = 0;
+    for (const Completion& c : done) n += c.done ? 1 : 0;
+    return n;
+  };
+  Patience patience(*this, config_.timeout_s);
+  for (size_t n = finished(); n < done.size(); n = finished()) {
+    // The transport itself: Comm::progress polls it only now and then
+    // while no operation in flight needs it.
+    const int events = transport_->progress();
+    if (!patience.after_poll_at(n, events > 0)) {
+      std::vector<int> waiting;
+      for (size_t i = 0; i < done.size(); ++i)
+        if (!done[i].done) waiting.push_back(peer_of[i]);
+      const std::string message =
+          timeout_message("alltoallv: the exchange of counts inside the node", waiting,
+                          config_.timeout_s);
+      for (Completion& c : done)
+        if (!c.done) transport_->cancel(&c);
+      for (int spins = 0; finished() < done.size() && spins < 1000000; ++spins) transport_->progress();
+      // The peers may still wait for what this rank never sent.
+      mark_failed(message);
+      fail(TUTTI_ERR_TIMEOUT, message);
+    }
+  }
+  for (size_t i = 0; i < done.size(); ++i) {
+    const Completion& c = done[i];
+    if (c.status != TUTTI_SUCCESS)
+      fail(c.status, "alltoallv: the exchange of counts inside the node with rank ", peer_of[i],
+           ": ", c.error.empty() ? std::string("failed") : c.error);
+    if (i % 2 == 1 && c.bytes != row)
+      fail(TUTTI_ERR_MISMATCH, "alltoallv: rank ", peer_of[i], " sent ", c.bytes,
+           " bytes of counts, expected ", row, " (ranks called with different communicators?)");
+  }
+  return node_counts_;
 }
 
 void Comm::on_started(Operation& op, size_t bytes) {

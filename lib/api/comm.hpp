@@ -155,11 +155,18 @@ class Comm {
     bool direct = false;  // a blocking call may run algorithm->run_direct
   };
 
-  // The cached plan for `args`.
-  const Plan& plan_for(const CollArgs& args);
+  // The cached plan for `args`; `blocking`: run_blocking's call, which may
+  // exchange alltoallv's counts inside the node.
+  const Plan& plan_for(const CollArgs& args, bool blocking);
   // What every collective call does first: refuses on a failed
   // communicator, finds the plan, counts, and labels the call.
-  const Plan& begin_call(const CollArgs& args, OpLabel& label);
+  const Plan& begin_call(const CollArgs& args, OpLabel& label, bool blocking = false);
+  // alltoallv: the send counts of every rank of this rank's node, in the
+  // node's rank order (P each), into node_counts_. Messages between the
+  // node's ranks, tagged with the coming call's sequence number and an
+  // index no schedule reaches; waits as a call does (TUTTI_TIMEOUT).
+  // Throws Error.
+  std::span<const size_t> exchange_node_counts(const CollArgs& args);
   // Starts `plan` as an operation in flight (through CUDA ordering, the
   // shared-segment queue or at once).
   std::shared_ptr<Operation> launch(const CollArgs& args, const Plan& plan, const OpLabel& label,
@@ -224,6 +231,10 @@ class Comm {
     // displacements, one after the other, and how many of each.
     std::vector<size_t> layout;
     std::array<size_t, 4> sizes{};
+    // Whether it was built for a call that could exchange the node's
+    // counts, and those counts where its algorithm needs them.
+    bool node_counts_exchangeable = false;
+    std::vector<size_t> node_counts;
     bool same_layout(const CollArgs& a) const {
       size_t at = 0, i = 0;
       for (const auto part : {a.send_counts, a.send_displs, a.recv_counts, a.recv_displs}) {
@@ -243,6 +254,7 @@ class Comm {
     }
   };
   AlltoallvPlan last_alltoallv_;
+  std::vector<size_t> node_counts_;  // exchange_node_counts's
   ScratchPool scratch_;
 #if TUTTI_HAVE_CUDA
   ScratchPool device_scratch_;  // for schedules on device buffers

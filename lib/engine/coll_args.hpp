@@ -36,6 +36,14 @@ struct CollArgs {
   AlgoParams params;
   // alltoallv only, in elements; valid while the schedule is being built.
   std::span<const size_t> send_counts, send_displs, recv_counts, recv_displs;
+  // alltoallv across nodes, for algorithms that hand blocks on inside a node
+  // (Algorithm::needs_node_counts): the send counts of every rank of this
+  // rank's node, in the node's rank order, P each; set before the schedule
+  // is built. `node_counts_exchangeable` tells the dispatcher that the
+  // caller can have them (Comm: blocking calls on host buffers, which
+  // exchange them inside the node; the simulator).
+  std::span<const size_t> node_send_counts;
+  bool node_counts_exchangeable = false;
 
   size_t elem_size() const { return datatype_size(dtype); }
 };

@@ -6,6 +6,7 @@
 #include "base/status.hpp"
 #include "node/peer_memory.hpp"
 #include "node/shared_segment.hpp"
+#include "transport/transport.hpp"
 
 namespace tutti {
 namespace {
@@ -375,6 +376,11 @@ Schedule ScheduleBuilder::finish() {
       s.msg_index = sent[s.peer]++;
     else if (s.kind == StepKind::Recv || s.kind == StepKind::RecvReduce)
       s.msg_index = received[s.peer]++;
+    else
+      continue;
+    if (s.msg_index >= kOutOfScheduleIndex)
+      fail(TUTTI_ERR_INTERNAL, "schedule of rank ", rank_, " has more than ", kOutOfScheduleIndex,
+           " messages with rank ", s.peer);
   }
   return std::move(sched_);
 }

@@ -24,6 +24,9 @@ inline constexpr int kTagSeqBits = 20;
 inline constexpr int kTagIndexBits = 20;
 inline constexpr uint32_t kTagSeqMask = (1u << kTagSeqBits) - 1;
 inline constexpr uint32_t kMaxMessagesPerPair = 1u << kTagIndexBits;
+// The last index: kept for a call's messages outside its schedule (alltoallv's
+// exchange of counts inside a node, Comm::exchange_node_counts).
+inline constexpr uint32_t kOutOfScheduleIndex = kMaxMessagesPerPair - 1;
 inline constexpr Tag kTagUserFlag = Tag{1} << 40;
 inline constexpr Tag kTagBits = 41;
 

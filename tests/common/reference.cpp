@@ -232,7 +232,7 @@ long first_difference(const Bytes& got, const Bytes& want, Datatype dt, std::str
 }
 
 AlltoallvLayout alltoallv_layout(int rank, int nranks, size_t base, uint64_t seed,
-                                 bool in_place) {
+                                 bool in_place, bool packed) {
   auto count_between = [&](int from, int to) -> size_t {
     if (base == 0) return 0;
     if (in_place && from > to) std::swap(from, to);
@@ -246,13 +246,15 @@ AlltoallvLayout alltoallv_layout(int rank, int nranks, size_t base, uint64_t see
   l.recv_counts.resize(p);
   l.recv_displs.resize(p);
   size_t send_off = 0, recv_off = 0;
-  for (int j = nranks - 1; j >= 0; --j) {
+  const size_t gap = packed ? 0 : 1;
+  for (int i = 0; i < nranks; ++i) {
+    const int j = packed ? i : nranks - 1 - i;
     l.send_counts[j] = count_between(rank, j);
     l.send_displs[j] = send_off;
-    send_off += l.send_counts[j] + 1;
+    send_off += l.send_counts[j] + gap;
     l.recv_counts[j] = count_between(j, rank);
     l.recv_displs[j] = recv_off;
-    recv_off += l.recv_counts[j] + 1;
+    recv_off += l.recv_counts[j] + gap;
   }
   if (in_place) {
     l.send_counts = l.recv_counts;

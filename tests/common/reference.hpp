@@ -41,9 +41,11 @@ struct AlltoallvLayout {
 };
 // Rank `rank`'s layout; counts average about `base` (0 gives all-empty).
 // in_place: symmetric counts (i->j equals j->i) and the send layout equal to
-// the receive layout, as MPI_IN_PLACE alltoallv requires.
+// the receive layout, as MPI_IN_PLACE alltoallv requires. The blocks lie in
+// descending rank order with a gap after each, or, `packed`, in rank order
+// without gaps (MPI programs' usual layout).
 AlltoallvLayout alltoallv_layout(int rank, int nranks, size_t base, uint64_t seed,
-                                 bool in_place = false);
+                                 bool in_place = false, bool packed = false);
 
 // Index of the first element that differs, or -1; `detail` describes it.
 long first_difference(const Bytes& got, const Bytes& want, Datatype dt, std::string* detail);

@@ -23,11 +23,14 @@ namespace {
 struct Sweep {
   std::string forced;  // "" where the dispatcher chooses
   bool refusal_expected = false;
+  // Refused by non-blocking calls only (they cannot exchange counts first).
+  bool refusal_expected_nonblocking = false;
   std::vector<std::string> failures;
   size_t cases = 0;
   void run(const CollArgs& args, uint64_t seed, bool nonblocking) {
     ++cases;
-    const ForcedRunCheck forced_run(world(), forced, refusal_expected);
+    const ForcedRunCheck forced_run(world(), forced,
+                                    refusal_expected || (nonblocking && refusal_expected_nonblocking));
     std::string error = check_collective(args, seed, nonblocking);
     if (error.empty() && !forced.empty()) error = forced_run.after(args);
     if (!error.empty() && failures.size() < 20) failures.push_back(std::move(error));
@@ -41,7 +44,10 @@ bool cma_turned_off() {
 }
 
 // Whether MPI places the world's ranks on more than one node.
-bool spans_nodes() { return !all_ranks(ranks_on_this_node() == world_size()); }
+bool spans_nodes() {
+  static const bool spans = !all_ranks(ranks_on_this_node() == world_size());
+  return spans;
+}
 
 // Whether MPI's nodes hold different numbers of the world's ranks (2+1+2).
 bool uneven_nodes() {
@@ -74,6 +80,10 @@ void sweep_algorithm(Collective coll, const std::string& algo, Sweep& sweep) {
   const int p = world_size();
   sweep.forced = algo;
   sweep.refusal_expected = refusal_expected(coll, algo);
+  // alltoallv hierarchical needs the node's send counts, which only
+  // blocking calls exchange.
+  sweep.refusal_expected_nonblocking =
+      coll == Collective::Alltoallv && algo == "hierarchical" && spans_nodes();
   REQUIRE(tutti_comm_force_algorithm(world(), std::string(collective_name(coll)).c_str(),
                                      algo.c_str()) == TUTTI_SUCCESS);
   std::vector<int> roots = {0};
@@ -213,6 +223,55 @@ TEST_CASE("float16 averages whose sum overflows float16 are right with every alg
     REQUIRE(tutti_comm_force_algorithm(world(), std::string(collective_name(coll)).c_str(),
                                        nullptr) == TUTTI_SUCCESS);
   }
+  for (const std::string& f : failures) FAIL_CHECK(f);
+  CHECK(failures.empty());
+}
+
+// alltoallv "hierarchical" builds on its node's send counts, exchanged on
+// every call: a plan kept for a rank whose own counts did not change must
+// still be rebuilt when a neighbour's did. Rank 1's block for rank p/2
+// grows and shrinks; rank 0 (rank 1's neighbour under mpirun's numbering,
+// and rank p/2's lane on 2 x 2 and 2+1+2) keeps its own layout throughout.
+TEST_CASE("alltoallv hierarchical follows a neighbour's changed counts", "[collectives]") {
+  const int p = world_size(), me = world_rank();
+  REQUIRE(tutti_comm_force_algorithm(world(), "alltoallv", "hierarchical") == TUTTI_SUCCESS);
+  auto count = [p](int from, int to, int call) -> size_t {
+    const bool grown = call % 2 == 1 && from == 1 && to == p / 2 && p > 2;
+    return 2 + static_cast<size_t>(from + to) % 3 + (grown ? 40 : 0);
+  };
+  auto value = [](int from, int to, size_t k) {
+    return static_cast<int32_t>(from * 1000000 + to * 1000 + static_cast<int>(k));
+  };
+  std::vector<std::string> failures;
+  for (int call = 0; call < 4; ++call) {
+    std::vector<size_t> sc(p), sd(p), rc(p), rd(p);
+    size_t sent = 0, received = 0;
+    for (int q = 0; q < p; ++q) {
+      sc[q] = count(me, q, call), sd[q] = sent, sent += sc[q];
+      rc[q] = count(q, me, call), rd[q] = received, received += rc[q];
+    }
+    std::vector<int32_t> in(sent), out(received, -1);
+    for (int q = 0; q < p; ++q)
+      for (size_t k = 0; k < sc[q]; ++k) in[sd[q] + k] = value(me, q, k);
+    const ForcedRunCheck forced(world(), "hierarchical", false);
+    const int status = tutti_alltoallv(in.data(), sc.data(), sd.data(), out.data(), rc.data(),
+                                       rd.data(), TUTTI_INT32, world());
+    if (status != TUTTI_SUCCESS) {
+      failures.push_back(str("call ", call, ": ", tutti_strerror(status), ": ", tutti_last_error()));
+      break;
+    }
+    CollArgs a{.coll = Collective::Alltoallv};
+    if (const std::string e = forced.after(a); !e.empty()) failures.push_back(e);
+    for (int q = 0; q < p; ++q)
+      for (size_t k = 0; k < rc[q]; ++k)
+        if (out[rd[q] + k] != value(q, me, k)) {
+          failures.push_back(str("call ", call, " rank ", me, ": element ", k, " from rank ", q,
+                                 " is ", out[rd[q] + k], ", not ", value(q, me, k)));
+          q = p;
+          break;
+        }
+  }
+  REQUIRE(tutti_comm_force_algorithm(world(), "alltoallv", nullptr) == TUTTI_SUCCESS);
   for (const std::string& f : failures) FAIL_CHECK(f);
   CHECK(failures.empty());
 }

@@ -444,6 +444,48 @@ TEST_CASE("a small allreduce a rank skips times out on the others, naming it", "
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// alltoallv "hierarchical" exchanges its node's counts before its schedule
+// (Comm::exchange_node_counts), with a waiting loop of its own: a rank that
+// skips the call makes its node's other ranks time out there, naming it;
+// the others time out in the schedule. On one node there is no exchange.
+TEST_CASE("an alltoallv a neighbour skips times out in the exchange of counts, naming it",
+          "[faults]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c(EnvList{{"TUTTI_CHECK", "0"}, {"TUTTI_ALGO_ALLTOALLV", "hierarchical"}});
+  const int skipper = 1;
+  MPI_Comm node;
+  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS);
+  int node_size = 0, skipper_here = me == skipper;
+  MPI_Comm_size(node, &node_size);
+  MPI_Allreduce(MPI_IN_PLACE, &skipper_here, 1, MPI_INT, MPI_LOR, node);
+  MPI_Comm_free(&node);
+  const bool spans = !all_ranks(node_size == p);
+  const std::vector<size_t> counts(static_cast<size_t>(p), 3);
+  std::vector<size_t> displs(static_cast<size_t>(p));
+  for (int q = 0; q < p; ++q) displs[static_cast<size_t>(q)] = 3 * static_cast<size_t>(q);
+  std::vector<int32_t> in(3 * static_cast<size_t>(p), me), out(in.size());
+  int st = TUTTI_SUCCESS;
+  std::string e;
+  const double t0 = MPI_Wtime();
+  if (me != skipper) {
+    st = tutti_alltoallv(in.data(), counts.data(), displs.data(), out.data(), counts.data(),
+                         displs.data(), TUTTI_INT32, c.comm);
+    e = tutti_last_error();
+  }
+  const double waited = MPI_Wtime() - t0;
+  INFO(e);
+  const bool in_exchange = spans && skipper_here;
+  CHECK(all_ranks(
+      me == skipper ||
+      (st == TUTTI_ERR_TIMEOUT && has(e, "timed out after 3 s") && waited < 30 &&
+       (in_exchange ? has(e, "alltoallv: the exchange of counts inside the node") &&
+                          has(e, str("still waiting for rank(s) ", skipper))
+                    : has(e, "alltoallv #0 (hierarchical)")))));
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 TEST_CASE("tutti_comm_abort fails the operations of every rank", "[faults]") {
   const int me = world_rank(), p = world_size();
   const std::string prefix = str("/tmp/tutti-abort-trace-", getppid());

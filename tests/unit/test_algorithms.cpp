@@ -40,6 +40,8 @@ struct PreparedCase {
   // alltoallv: the counts call.args point into (moving the vector keeps
   // its elements where they are).
   std::vector<AlltoallvLayout> layouts;
+  // alltoallv: every rank's node's send counts (CollArgs::node_send_counts).
+  std::vector<std::vector<size_t>> node_counts;
   SimCall call;
   std::vector<Bytes> want;
 };
@@ -49,9 +51,23 @@ std::optional<PreparedCase> prepare_case(const algos::Algorithm& algo, const Cas
   const int p = c.nranks;
   std::vector<CollArgs> args(static_cast<size_t>(p), c.args);
   std::vector<AlltoallvLayout> layouts;
+  std::vector<std::vector<size_t>> node_counts(static_cast<size_t>(p));
   if (c.args.coll == Collective::Alltoallv) {
-    for (int r = 0; r < p; ++r) layouts.push_back(alltoallv_layout(r, p, c.args.count, seed, c.args.in_place));
+    for (int r = 0; r < p; ++r)
+      layouts.push_back(alltoallv_layout(r, p, c.args.count, seed, c.args.in_place, seed % 2 == 0));
     for (int r = 0; r < p; ++r) layouts[r].attach(args[r]);
+    // Each rank's node's send counts, as Comm exchanges them: the node's
+    // ranks in rank order.
+    for (int r = 0; r < p; ++r) {
+      for (int q = 0; q < p; ++q) {
+        const bool same_node = c.node_of_rank.empty() || c.node_of_rank[q] == c.node_of_rank[r];
+        if (same_node)
+          node_counts[r].insert(node_counts[r].end(), layouts[q].send_counts.begin(),
+                                layouts[q].send_counts.end());
+      }
+      args[r].node_send_counts = node_counts[r];
+      args[r].node_counts_exchangeable = true;
+    }
   }
   // Only the root uses in-place for rooted collectives (MPI's rule).
   if (has_root(c.args.coll))
@@ -73,8 +89,8 @@ std::optional<PreparedCase> prepare_case(const algos::Algorithm& algo, const Cas
   // Reference inputs: rooted collectives with absent inputs still need a
   // placeholder of the right size for the reference computation.
   std::vector<Bytes> want = reference_outputs(args, inputs);
-  return PreparedCase{std::move(layouts), SimCall{&algo, std::move(args), std::move(inputs)},
-                      std::move(want)};
+  return PreparedCase{std::move(layouts), std::move(node_counts),
+                      SimCall{&algo, std::move(args), std::move(inputs)}, std::move(want)};
 }
 
 // The first rank whose output differs from the reference, described; or "".
