@@ -560,6 +560,18 @@ const TuningTable& builtin_tuning() {
     // "mpi" 1.02-1.30). Raw: docs/perf/cluster-alltoall-mpi-2026-11-28.txt.
     add(Collective::Alltoall, 512 * K, kAny, "mpi").nodes = {2, kAny};
     rules.back().memory = MemoryType::Host;
+    // alltoallv across nodes goes to the MPI library too (host buffers):
+    // 2026-11-29, alternating jobs, both methods, tutti / Open MPI medians,
+    // barrier / back to back, 64 B-16 MiB: 2 x 2 (3 rounds) "mpi" 0.88-1.29
+    // / 0.94-1.93 against pairwise's 1.06-3.13 / 0.86-4.16 and the
+    // node-aware "hierarchical"'s 0.95-3.13 / 1.10-5.52; 4 x 2 (2 rounds)
+    // "mpi" 0.96-1.37 / 0.91-1.95 against 1.23-2.10 / 1.14-2.94 and
+    // 0.84-3.71 / 1.07-18.9. "hierarchical" halves the messages between
+    // nodes but adds a hop inside each node, and with ranks sharing cores
+    // every hop waits for a descheduled rank: unmeasured where each rank has
+    // a core. Raw: docs/perf/cluster-{2x2,4x2}-alltoallv-2026-11-29.txt.
+    add(Collective::Alltoallv, 0, kAny, "mpi").nodes = {2, kAny};
+    rules.back().memory = MemoryType::Host;
     // alltoall of small blocks through one leader per node from 3 nodes:
     // 4 x 2, 2026-11-26, three job pairs (8 ranks on 2 cores, noisy):
     // "leader" 142-213 us at 32 B (Bruck 196-237) and 0.89-1.74 of Open
