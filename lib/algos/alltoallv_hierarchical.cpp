@@ -7,8 +7,11 @@
 //             (CollArgs::node_send_counts): a lane must know the size of
 //             what its neighbours hand it. Comm exchanges them inside the
 //             node before it builds a blocking call on host buffers
-//             (api/node_counts.hpp); elsewhere (non-blocking calls, device
-//             buffers) it refuses across nodes.
+//             (Comm::exchange_node_counts); elsewhere (non-blocking calls,
+//             device buffers) it refuses across nodes.
+//   Rules:    none choose it: on the emulated cluster, ranks sharing cores,
+//             it lost to pairwise and to the MPI library's own
+//             (docs/perf/cluster-{2x2,4x2}-alltoallv-2026-11-29.txt).
 //   Steps:    1. to every other local rank j one message with this rank's
 //                blocks for the ranks j carries, and one with its block
 //                for j itself (received straight into j's output; in
