@@ -35,6 +35,7 @@
 //   displacements; in place too. On one node it is alltoallv "linear".
 #include <algorithm>
 
+#include "algos/alltoall_common.hpp"
 #include "algos/node_groups.hpp"
 #include "algos/registry.hpp"
 #include "base/status.hpp"
@@ -63,8 +64,9 @@ void build(ScheduleBuilder& b) {
   const std::vector<int>& mine = g.my_node_ranks();
   const size_t l = mine.size();
   const size_t k = static_cast<size_t>(g.my_local);
-  auto bytes_of = [](std::span<const size_t> v, int rank) { return v[static_cast<size_t>(rank)]; };
-  const auto es_times = [es](size_t count) { return count * es; };
+  // This rank's blocks, in bytes, per peer.
+  const ExchangeLayout x = alltoallv_exchange_layout(b);
+  auto at = [](const std::vector<size_t>& v, int rank) { return v[static_cast<size_t>(rank)]; };
 
   // Every other node's ranks, node by node, with their lanes here.
   std::vector<Carried> carried;
@@ -79,8 +81,7 @@ void build(ScheduleBuilder& b) {
          " node send counts, want ", l * p);
   // Bytes local rank j sends to rank `to`.
   auto sent = [&](size_t j, int to) {
-    return j == k ? es_times(bytes_of(a.send_counts, to))
-                  : es_times(a.node_send_counts[j * p + static_cast<size_t>(to)]);
+    return j == k ? at(x.send_bytes, to) : a.node_send_counts[j * p + static_cast<size_t>(to)] * es;
   };
 
   // The packs this rank sends: for carried rank c, every local rank's
@@ -113,38 +114,36 @@ void build(ScheduleBuilder& b) {
     if (j == k) continue;
     to_lane[j] = b.scratch(handed(k, j));
     from_local[j] = b.scratch(handed(j, k));
-    if (a.in_place) local_in[j] = b.scratch(es_times(bytes_of(a.recv_counts, mine[j])));
+    if (a.in_place) local_in[j] = b.scratch(at(x.recv_bytes, mine[j]));
   }
 
   // 1. Every read of the input happens here: the blocks for the lanes, this
   //    rank's own pieces of its packs and its own block, then the messages.
   for (size_t j = 0; j < l; ++j) {
     if (j == k) continue;
-    size_t at = 0;
+    size_t filled = 0;
     for (const Carried& c : carried) {
       if (static_cast<size_t>(c.lane) != j) continue;
       const size_t n = sent(k, c.rank);
-      if (n) b.copy(to_lane[j] + at, input(es_times(bytes_of(a.send_displs, c.rank))), n);
-      at += n;
+      if (n) b.copy(to_lane[j] + filled, input(at(x.send_off, c.rank)), n);
+      filled += n;
     }
   }
   for (size_t m = 0; m < mine_carried.size(); ++m) {
     const int to = carried[mine_carried[m]].rank;
     const size_t n = sent(k, to);
-    if (n) b.copy(packs + pack_at[m][k], input(es_times(bytes_of(a.send_displs, to))), n);
+    if (n) b.copy(packs + pack_at[m][k], input(at(x.send_off, to)), n);
   }
-  const size_t own = es_times(bytes_of(a.send_counts, me));
-  if (own && !a.in_place)
-    b.copy(output(es_times(bytes_of(a.recv_displs, me))), input(es_times(bytes_of(a.send_displs, me))),
-           own);
+  const size_t own = at(x.send_bytes, me);
+  if (own && !a.in_place) b.copy(output(at(x.recv_off, me)), input(at(x.send_off, me)), own);
   for (size_t j = 0; j < l; ++j) {
     if (j == k) continue;
     const int peer = mine[j];
     if (const size_t n = handed(k, j)) b.send(peer, to_lane[j], n);
-    if (const size_t n = sent(k, peer)) b.send(peer, input(es_times(bytes_of(a.send_displs, peer))), n);
+    if (const size_t n = sent(k, peer)) b.send(peer, input(at(x.send_off, peer)), n);
     if (const size_t n = handed(j, k)) b.recv(peer, from_local[j], n);
-    if (const size_t n = es_times(bytes_of(a.recv_counts, peer)))
-      b.recv(peer, a.in_place ? local_in[j] : output(es_times(bytes_of(a.recv_displs, peer))), n);
+    if (const size_t n = at(x.recv_bytes, peer))
+      b.recv(peer, a.in_place ? local_in[j] : output(at(x.recv_off, peer)), n);
   }
   b.end_round();
 
@@ -161,8 +160,8 @@ void build(ScheduleBuilder& b) {
   }
   if (a.in_place)
     for (size_t j = 0; j < l; ++j)
-      if (const size_t n = j == k ? 0 : es_times(bytes_of(a.recv_counts, mine[j])))
-        b.copy(output(es_times(bytes_of(a.recv_displs, mine[j]))), local_in[j], n);
+      if (const size_t n = j == k ? 0 : at(x.recv_bytes, mine[j]))
+        b.copy(output(at(x.recv_off, mine[j])), local_in[j], n);
   for (size_t m = 0; m < mine_carried.size(); ++m)
     if (const size_t n = pack_at[m][l] - pack_at[m][0])
       b.send(carried[mine_carried[m]].rank, packs + pack_at[m][0], n);
@@ -180,9 +179,9 @@ void build(ScheduleBuilder& b) {
     size_t total = 0, first_off = 0;
     bool in_order = true;
     for (const int from : theirs) {
-      const size_t n = es_times(bytes_of(a.recv_counts, from));
+      const size_t n = at(x.recv_bytes, from);
       if (!n) continue;
-      const size_t off = es_times(bytes_of(a.recv_displs, from));
+      const size_t off = at(x.recv_off, from);
       if (total == 0) first_off = off;
       else if (off != first_off + total) in_order = false;
       total += n;
@@ -200,11 +199,11 @@ void build(ScheduleBuilder& b) {
 
   // 3. Packs that arrived out of the output's order, copied into place.
   for (const Landing& land : to_copy) {
-    size_t at = 0;
+    size_t read = 0;
     for (const int from : g.ranks_of_node()[static_cast<size_t>(land.node)]) {
-      const size_t n = es_times(bytes_of(a.recv_counts, from));
-      if (n) b.copy(output(es_times(bytes_of(a.recv_displs, from))), land.area + at, n);
-      at += n;
+      const size_t n = at(x.recv_bytes, from);
+      if (n) b.copy(output(at(x.recv_off, from)), land.area + read, n);
+      read += n;
     }
   }
 }
