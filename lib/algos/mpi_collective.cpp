@@ -82,6 +82,14 @@ class MpiCollectiveOp : public Operation {
     check_mpi(rc, "starting the MPI collective");
   }
 
+  // MPI_Test progresses the collective itself: tutti's transport has no
+  // part in it, and the waiter need not poll UCX's sockets on every poll
+  // (with that and a yield after every poll, Open MPI's alltoallv through
+  // tutti took 1.13-1.32x its time called directly on 2 x 2 emulated
+  // nodes, without them 1.02-1.20: docs/perf/mpi-op-polling-2026-11-29.txt).
+  bool uses_transport() const override { return false; }
+  bool polls_mpi() const override { return true; }
+
   bool advance() override {
     if (req_ == MPI_REQUEST_NULL) return true;
     int done = 0;

@@ -547,6 +547,14 @@ class Comm::Patience {
   Patience(Comm& comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {
     if (comm.config_.debug.calls) start_clock();
   }
+  // For a wait on `op`: where its polls are the MPI library's, and the
+  // launcher asked that library to yield when idle, it already yields
+  // between polls. Yielding again after each: an MPI_Ialltoallv waited on
+  // by MPI_Test took 1.14-1.34x the blocking call's time on 2 x 2 emulated
+  // nodes, without 1.07-1.11 (docs/perf/mpi-op-polling-2026-11-29.txt).
+  Patience(Comm& comm, double timeout_s, const Operation& op) : Patience(comm, timeout_s) {
+    yields_ = !(op.polls_mpi() && comm.config_.launcher_yields);
+  }
   // After a poll; `progressed`: it found something to do. False once the
   // timeout has passed.
   bool after_poll(bool progressed) {
@@ -556,7 +564,7 @@ class Comm::Patience {
       idle_timed_ = false;
     } else if (++idle_ > comm_.config_.spin_before_yield) {
       if (sleeping_) std::this_thread::sleep_for(std::chrono::microseconds(kIdleSleepUs));
-      else sched_yield();
+      else if (yields_) sched_yield();
       if ((idle_ & 63) == 0) {
         // Stuck, perhaps because another rank aborted: ask now and then.
         comm_.poll_remote_abort();
@@ -607,6 +615,7 @@ class Comm::Patience {
   double timeout_s_;
   Clock::time_point start_{};
   bool clock_started_ = false;
+  bool yields_ = true;  // sched_yield between idle polls (else the MPI library does)
   int idle_ = 0;
   uint64_t polls_ = 0;
   uint64_t last_mark_ = 0;
@@ -816,7 +825,7 @@ int Comm::progress() {
 }
 
 Status Comm::wait(Operation& op, double timeout_s) {
-  Patience patience(*this, timeout_s);
+  Patience patience(*this, timeout_s, op);
   while (!op.finished()) {
     const int events = progress();
     if (op.finished()) break;

@@ -47,6 +47,10 @@ class Operation {
   // Rounds of its schedule done so far, where it has one (a waiter tells a
   // long wait from progress by it).
   virtual size_t rounds_done() const { return 0; }
+  // Whether each advance() polls the MPI library (MPI_Test), whose progress
+  // engine yields the core by itself when idle where the launcher asks it
+  // to (mpi_yield_when_idle): a waiter then does not yield again.
+  virtual bool polls_mpi() const { return false; }
 
   Status status() const { return status_; }
   const std::string& error() const { return error_; }
