@@ -20,7 +20,8 @@ extern const Algorithm kGatherTree, kGatherLinear, kGatherShm, kGatherLeaderShm;
 extern const Algorithm kScatterTree, kScatterLinear, kScatterShm, kScatterLeaderShm;
 extern const Algorithm kAlltoallPairwise, kAlltoallLinear, kAlltoallBruck, kAlltoallShm,
     kAlltoallLeader, kAlltoallHierarchicalShm, kAlltoallPairwiseCma, kAlltoallLines;
-extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear, kAlltoallvShm, kAlltoallvHierarchical;
+extern const Algorithm kAlltoallvPairwise, kAlltoallvLinear, kAlltoallvShm, kAlltoallvHierarchical,
+    kAlltoallvHierarchicalShm;
 extern const Algorithm kBarrierDissemination, kBarrierShm, kBarrierLeader, kBarrierLeaderShm;
 // Single-copy reads of the peers' buffers on one node (cross-memory attach).
 extern const Algorithm kAllreduceCma, kReduceCma, kBcastCma, kAllgatherCma, kGatherCma,
@@ -48,6 +49,7 @@ const Algorithm* const kRegistry[] = {
     &kAlltoallPairwise, &kAlltoallLinear, &kAlltoallBruck, &kAlltoallShm, &kAlltoallLeader,
     &kAlltoallHierarchicalShm, &kAlltoallPairwiseCma, &kAlltoallLines,
     &kAlltoallvPairwise, &kAlltoallvLinear, &kAlltoallvShm, &kAlltoallvHierarchical,
+    &kAlltoallvHierarchicalShm,
     &kBarrierDissemination, &kBarrierShm, &kBarrierLeader, &kBarrierLeaderShm,
     &kAllreduceCma, &kReduceCma, &kBcastCma, &kAllgatherCma, &kGatherCma, &kScatterCma,
     &kAlltoallCma, &kBcastLeaderCma,

@@ -73,17 +73,21 @@ bool refusal_expected(Collective coll, const std::string& algo) {
          // several ranks, on any number of nodes.
          ((algo == "leader_cma" || algo == "pairwise_cma") && cma_turned_off() &&
           !all_ranks(ranks_on_this_node() == 1)) ||
-         (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes());
+         (coll == Collective::Alltoall && algo == "hierarchical_shm" && uneven_nodes()) ||
+         // alltoallv hierarchical_shm builds on its node's send counts, which
+         // only calls across nodes exchange.
+         (coll == Collective::Alltoallv && algo == "hierarchical_shm" && !spans_nodes());
 }
 
 void sweep_algorithm(Collective coll, const std::string& algo, Sweep& sweep) {
   const int p = world_size();
   sweep.forced = algo;
   sweep.refusal_expected = refusal_expected(coll, algo);
-  // alltoallv hierarchical needs the node's send counts, which only
-  // blocking calls exchange.
-  sweep.refusal_expected_nonblocking =
-      coll == Collective::Alltoallv && algo == "hierarchical" && spans_nodes();
+  // alltoallv's node-aware algorithms need the node's send counts, which
+  // only blocking calls exchange.
+  sweep.refusal_expected_nonblocking = coll == Collective::Alltoallv &&
+                                       (algo == "hierarchical" || algo == "hierarchical_shm") &&
+                                       spans_nodes();
   REQUIRE(tutti_comm_force_algorithm(world(), std::string(collective_name(coll)).c_str(),
                                      algo.c_str()) == TUTTI_SUCCESS);
   std::vector<int> roots = {0};
@@ -227,14 +231,16 @@ TEST_CASE("float16 averages whose sum overflows float16 are right with every alg
   CHECK(failures.empty());
 }
 
-// alltoallv "hierarchical" builds on its node's send counts, exchanged on
-// every call: a plan kept for a rank whose own counts did not change must
-// still be rebuilt when a neighbour's did. Rank 1's block for rank p/2
-// grows and shrinks; rank 0 (rank 1's neighbour under mpirun's numbering,
-// and rank p/2's lane on 2 x 2 and 2+1+2) keeps its own layout throughout.
-TEST_CASE("alltoallv hierarchical follows a neighbour's changed counts", "[collectives]") {
+// alltoallv "hierarchical" and "hierarchical_shm" build on their node's
+// send counts, exchanged on every call: a plan kept for a rank whose own
+// counts did not change must still be rebuilt when a neighbour's did. Rank
+// 1's block for rank p/2 grows and shrinks; rank 0 (rank 1's neighbour
+// under mpirun's numbering, and rank p/2's lane on 2 x 2 and 2+1+2) keeps
+// its own layout throughout. `refused`: the algorithm must refuse every call
+// (and the results still be right).
+void check_follows_changed_counts(const char* algo, bool refused) {
   const int p = world_size(), me = world_rank();
-  REQUIRE(tutti_comm_force_algorithm(world(), "alltoallv", "hierarchical") == TUTTI_SUCCESS);
+  REQUIRE(tutti_comm_force_algorithm(world(), "alltoallv", algo) == TUTTI_SUCCESS);
   auto count = [p](int from, int to, int call) -> size_t {
     const bool grown = call % 2 == 1 && from == 1 && to == p / 2 && p > 2;
     return 2 + static_cast<size_t>(from + to) % 3 + (grown ? 40 : 0);
@@ -253,7 +259,7 @@ TEST_CASE("alltoallv hierarchical follows a neighbour's changed counts", "[colle
     std::vector<int32_t> in(sent), out(received, -1);
     for (int q = 0; q < p; ++q)
       for (size_t k = 0; k < sc[q]; ++k) in[sd[q] + k] = value(me, q, k);
-    const ForcedRunCheck forced(world(), "hierarchical", false);
+    const ForcedRunCheck forced(world(), algo, refused);
     const int status = tutti_alltoallv(in.data(), sc.data(), sd.data(), out.data(), rc.data(),
                                        rd.data(), TUTTI_INT32, world());
     if (status != TUTTI_SUCCESS) {
@@ -274,6 +280,15 @@ TEST_CASE("alltoallv hierarchical follows a neighbour's changed counts", "[colle
   REQUIRE(tutti_comm_force_algorithm(world(), "alltoallv", nullptr) == TUTTI_SUCCESS);
   for (const std::string& f : failures) FAIL_CHECK(f);
   CHECK(failures.empty());
+}
+
+TEST_CASE("alltoallv hierarchical follows a neighbour's changed counts", "[collectives]") {
+  check_follows_changed_counts("hierarchical", false);
+}
+
+TEST_CASE("alltoallv hierarchical_shm follows a neighbour's changed counts", "[collectives]") {
+  // On one node it refuses every call (nobody exchanges counts there).
+  check_follows_changed_counts("hierarchical_shm", !spans_nodes());
 }
 
 }  // namespace tutti::testing
