@@ -68,7 +68,7 @@ void build(ScheduleBuilder& b) {
     if (j == k) continue;
     size_t filled = 0;
     for (const int to : lanes.carried_by(j)) {
-      const size_t n = lanes.sent(k, to);
+      const size_t n = lanes.through_lane(k, to);
       if (n) b.copy(to_lane[j] + filled, input(at(x.send_off, to)), n);
       filled += n;
     }
@@ -94,7 +94,7 @@ void build(ScheduleBuilder& b) {
     if (j == k) continue;
     size_t read = 0;
     for (const int to : lanes.carried_by(k)) {
-      const size_t n = lanes.sent(j, to);
+      const size_t n = lanes.through_lane(j, to);
       if (n) b.copy(lanes.pack_piece(to, j), from_local[j] + read, n);
       read += n;
     }
@@ -103,7 +103,7 @@ void build(ScheduleBuilder& b) {
     for (size_t j = 0; j < l; ++j)
       if (const size_t n = j == k ? 0 : at(x.recv_bytes, mine[j]))
         b.copy(output(at(x.recv_off, mine[j])), local_in[j], n);
-  lanes.append_between_nodes(b);
+  lanes.append_between_nodes(b, input());
 }
 
 }  // namespace

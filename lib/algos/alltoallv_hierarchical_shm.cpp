@@ -3,6 +3,13 @@
 // segment instead of messages, as alltoall "hierarchical_shm" does.
 //   Needs:    the node's send counts, as "hierarchical" (blocking calls on
 //             host buffers; elsewhere it refuses across nodes).
+//   Rules:    none choose it yet. On 2 x 2 emulated nodes (ranks sharing
+//             cores), medians of 3 rounds, tutti / Open MPI with a barrier
+//             / back to back: 64 B-256 KiB per rank 0.50-1.34 / 0.67-1.19
+//             against the rule's `mpi` 0.82-1.26 / 1.06-1.83, but 2-16 MiB
+//             1.23-1.35 against 0.91-1.17 (its large blocks go over UCX's
+//             TCP, slower there than Open MPI's), and an alltoallv rule
+//             matches every size (docs/perf/cluster-2x2-alltoallv-shm-2026-11-29.txt).
 //   Steps:    1. inside each node, chunk by chunk: each rank copies what it
 //                hands every other local rank j (its block for j, then its
 //                blocks for the ranks of other nodes that j carries) into
@@ -13,7 +20,8 @@
 //                every rank of a node runs as many (nodes may differ);
 //             2. as "hierarchical": each pack to its rank, one message per
 //                rank of another node carried; one pack received from
-//                every other node.
+//                every other node; blocks of kDirectBlockBytes and more
+//                straight to their rank instead.
 //   Scratch:  the packs (and a copy of the input in place).
 //   Shared:   2 x L x L slots per node.
 //   Cost, N nodes of L ranks, P = N L, a stream of s bytes at most:
@@ -49,6 +57,16 @@ Refusal refuse(const CollArgs& a, const Topology& topo) {
   return std::nullopt;
 }
 
+// Blocks for another node of this size and more go straight to their rank
+// (one message each, as Open MPI's alltoallv sends them): through the lanes
+// they cost three more copies (into the segment, out into a pack, and the
+// pack's own send), which the messages they save do not repay. On 2 x 2
+// emulated nodes 2 MiB per rank (512 KiB blocks) took 1.57-1.72x Open
+// MPI's time through the lanes, 1.22-1.23x sent straight; 256 KiB (64 KiB
+// blocks, through the lanes) 0.50-0.74x
+// (docs/perf/cluster-2x2-alltoallv-shm-2026-11-29.txt).
+constexpr size_t kDirectBlockBytes = 128 * 1024;
+
 // Pieces of a byte stream laid end to end: where each lies.
 struct Piece {
   BufRef at;
@@ -72,7 +90,7 @@ void copy_range(ScheduleBuilder& b, const std::vector<Piece>& stream, size_t off
 
 void build(ScheduleBuilder& b) {
   const CollArgs& a = b.args();
-  const AlltoallvLanes lanes(b);
+  const AlltoallvLanes lanes(b, kDirectBlockBytes);
   const ExchangeLayout& x = lanes.layout();
   const std::vector<int>& mine = lanes.local_ranks();
   const size_t l = mine.size(), k = lanes.me();
@@ -108,13 +126,14 @@ void build(ScheduleBuilder& b) {
       const int peer = mine[j];
       out[j].push_back({send_base + at(x.send_off, peer), lanes.sent(k, peer)});
       for (const int to : lanes.carried_by(j))
-        out[j].push_back({send_base + at(x.send_off, to), lanes.sent(k, to)});
+        out[j].push_back({send_base + at(x.send_off, to), lanes.through_lane(k, to)});
       const size_t mine_from_j = lanes.sent(j, me);
       if (mine_from_j != at(x.recv_bytes, peer))
         fail(TUTTI_ERR_MISMATCH, "alltoallv: rank ", peer, " sends ", mine_from_j,
              " bytes to rank ", me, ", which expects ", at(x.recv_bytes, peer));
       in[j].push_back({output(at(x.recv_off, peer)), mine_from_j});
-      for (const int to : lanes.carried_by(k)) in[j].push_back({lanes.pack_piece(to, j), lanes.sent(j, to)});
+      for (const int to : lanes.carried_by(k))
+        in[j].push_back({lanes.pack_piece(to, j), lanes.through_lane(j, to)});
     }
     if (longest > 0) {
       auto in_node = b.within(mine);
@@ -129,7 +148,7 @@ void build(ScheduleBuilder& b) {
       }
     }
   }
-  lanes.append_between_nodes(b);
+  lanes.append_between_nodes(b, send_base);
 }
 
 }  // namespace

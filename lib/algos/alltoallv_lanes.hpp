@@ -11,6 +11,7 @@
 // inside the node before a blocking call on host buffers).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "algos/alltoall_common.hpp"
@@ -23,8 +24,10 @@ class AlltoallvLanes {
  public:
   // Reserves the scratch of this rank's packs. Fails (TUTTI_ERR_INTERNAL)
   // where ranks of other nodes need carrying and the node's counts are
-  // missing.
-  explicit AlltoallvLanes(ScheduleBuilder& b);
+  // missing. Blocks for another node of at least `direct_bytes` skip the
+  // lanes: their sender sends them straight to their rank (every rank that
+  // moves a block knows its size, so all agree on which go where).
+  explicit AlltoallvLanes(ScheduleBuilder& b, size_t direct_bytes = SIZE_MAX);
 
   const ExchangeLayout& layout() const { return x_; }
   // This node's ranks in rank order, and this rank's index among them.
@@ -32,9 +35,15 @@ class AlltoallvLanes {
   size_t me() const { return k_; }
   // Bytes local rank j sends to communicator rank `to`.
   size_t sent(size_t j, int to) const;
+  // Of those, what goes through its lane (to a rank of another node).
+  size_t through_lane(size_t j, int to) const {
+    const size_t n = sent(j, to);
+    return n < direct_bytes_ ? n : 0;
+  }
   // The ranks of other nodes that local rank `lane` carries, node by node.
   const std::vector<int>& carried_by(size_t lane) const { return carried_by_[lane]; }
-  // What local rank `from` hands lane `lane`: its blocks for carried_by(lane), in that order.
+  // What local rank `from` hands lane `lane`: its blocks (through_lane) for
+  // carried_by(lane), in that order.
   size_t handed(size_t from, size_t lane) const;
   // Where local rank j's block lies in this rank's pack for `to` (one of
   // carried_by(me())).
@@ -45,14 +54,16 @@ class AlltoallvLanes {
   // Once the packs are complete (the caller's steps before, in the round
   // being built): sends each to its rank, receives the packs for this
   // rank, straight into the output where their blocks lie there in order
-  // (the usual layout), else into scratch copied out after. Ends the round.
-  void append_between_nodes(ScheduleBuilder& b) const;
+  // (the usual layout), else into scratch copied out after; and the direct
+  // blocks (from `send_base`), each pair's after its pack. Ends the round.
+  void append_between_nodes(ScheduleBuilder& b, BufRef send_base) const;
 
  private:
   ExchangeLayout x_;
   NodeGroups g_;
   size_t p_, l_, k_, es_;
   const CollArgs* args_;
+  size_t direct_bytes_;
   std::vector<std::vector<int>> carried_by_;  // per local index
   // Per rank of carried_by(k_): offsets of each local rank's piece in
   // packs_, and the pack's end.

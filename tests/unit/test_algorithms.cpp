@@ -634,4 +634,34 @@ TEST_CASE("node-aware allreduces are right where recursive halving runs between 
   }
 }
 
+// alltoallv hierarchical_shm sends blocks for another node of 128 KiB and
+// more straight to their rank and the smaller ones through the lanes
+// (kDirectBlockBytes): blocks of 0-312 KiB mix both in one call, and a
+// pair's pack and direct block cross together.
+TEST_CASE("alltoallv hierarchical_shm sends large blocks direct and small ones through lanes",
+          "[algorithms][sim]") {
+  const algos::Algorithm* algo = algos::find_algorithm(Collective::Alltoallv, "hierarchical_shm");
+  REQUIRE(algo != nullptr);
+  uint64_t seed = 11;
+  int rotation = 0, ran_cases = 0;
+  for (int p = 2; p <= 7; ++p)
+    for (const std::vector<int>& layout : node_layouts(p)) {
+      Case c;
+      c.nranks = p;
+      c.node_of_rank = layout;
+      c.args.coll = Collective::Alltoallv;
+      c.args.count = 20000;  // base: blocks of 0 to 2 x 20000 elements
+      c.args.dtype = rotation % 2 ? Datatype::Float64 : Datatype::Float32;
+      c.args.in_place = rotation % 3 == 1;
+      c.shared_bytes = size_t{1} << 20;
+      c.mode = rotation % 4 == 0 ? SimNetwork::Mode::Eager : SimNetwork::Mode::Rendezvous;
+      ++rotation;
+      bool ran = false;
+      const std::string error = run_case(*algo, c, ++seed, ran);
+      if (!error.empty()) FAIL(describe_case(*algo, c) << ": " << error);
+      ran_cases += ran ? 1 : 0;
+    }
+  CHECK(ran_cases > 20);
+}
+
 }  // namespace tutti::testing
