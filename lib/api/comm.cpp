@@ -824,8 +824,31 @@ int Comm::progress() {
   return events;
 }
 
+namespace {
+
+// A wait whose every turn polls the transport (Comm::progress does so while
+// an operation in flight uses it), said so to the transport.
+class TransportPolled {
+ public:
+  TransportPolled(Transport& transport, bool polled)
+      : transport_(polled ? &transport : nullptr) {
+    if (transport_) transport_->user_polls(true);
+  }
+  ~TransportPolled() {
+    if (transport_) transport_->user_polls(false);
+  }
+  TransportPolled(const TransportPolled&) = delete;
+  TransportPolled& operator=(const TransportPolled&) = delete;
+
+ private:
+  Transport* transport_;
+};
+
+}  // namespace
+
 Status Comm::wait(Operation& op, double timeout_s) {
   Patience patience(*this, timeout_s, op);
+  const TransportPolled polled(*transport_, op.uses_transport());
   while (!op.finished()) {
     const int events = progress();
     if (op.finished()) break;

@@ -96,6 +96,10 @@ class Transport {
                                     Completion* c) = 0;
   // Makes progress; returns how many events it handled (0 = idle).
   virtual int progress() = 0;
+  // The calling thread starts (true) or ends (false) a wait that calls
+  // progress() at every turn; waits may nest. A transport with a progress
+  // thread of its own keeps that thread off the transport meanwhile.
+  virtual void user_polls(bool /*starts*/) {}
   // Asks for a pending operation to stop. `c` is marked done (with an error)
   // immediately or by a later progress() call, after which its buffer is
   // no longer touched.

@@ -279,12 +279,30 @@ void UcxTransport::stop_progress_thread() {
   wake_fd_ = -1;
 }
 
+void UcxTransport::nap(int64_t ns) {
+  // On the eventfd, so that stop_progress_thread need not wait it out.
+  pollfd wake{wake_fd_, POLLIN, 0};
+  const timespec span{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  if (ppoll(&wake, 1, &span, nullptr) > 0) {
+    // Woken by stop_progress_thread: the caller's loop sees stop_.
+  }
+}
+
 void UcxTransport::run_progress_thread() {
   while (!stop_.load()) {
     // While the user's thread polls, it progresses; stay out of its way.
+    // Inside a wait that polls at every turn (user_polls), in long sleeps:
+    // waking every millisecond there cost ranks that share cores a fifth
+    // to a third of a 512 KiB-2 MiB alltoall on 2 x 2 emulated nodes
+    // (docs/perf/ucx-thread-sleep-2026-11-29.txt). A peer that needs this
+    // rank's progress once the wait has ended waits at most that long more.
+    if (user_polling_.load(std::memory_order_relaxed) > 0) {
+      nap(kUserWaitSleepNs);
+      continue;
+    }
     const int64_t idle_ns = now_ns() - last_user_poll_ns_.load(std::memory_order_relaxed);
     if (idle_ns < kUserPollingNs) {
-      std::this_thread::sleep_for(std::chrono::nanoseconds(kUserPollingNs - idle_ns));
+      nap(kUserPollingNs - idle_ns);
       continue;
     }
     ucs_status_t armed = UCS_OK;
@@ -649,6 +667,11 @@ void UcxTransport::post_due_acks() {
     }
     settle(op);
   }
+}
+
+void UcxTransport::user_polls(bool starts) {
+  if (starts) user_polling_.fetch_add(1, std::memory_order_relaxed);
+  else user_polling_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 int UcxTransport::progress() {

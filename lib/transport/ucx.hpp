@@ -36,6 +36,7 @@ class UcxTransport : public Transport {
               Completion* c) override;
   Status recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType mem, Completion* c) override;
   int progress() override;
+  void user_polls(bool starts) override;
   void cancel(Completion* c) override;
   bool supports(MemoryType mem) const override;
 
@@ -61,6 +62,9 @@ class UcxTransport : public Transport {
   // Across machines a progress thread takes over once the user's thread has
   // not polled for this long (the user is outside tutti, or computing).
   static constexpr int64_t kUserPollingNs = 1'000'000;
+  // How long it sleeps at a time while the user's thread waits in tutti
+  // and polls at every turn (user_polls).
+  static constexpr int64_t kUserWaitSleepNs = 10'000'000;
   // How long the progress thread sleeps on the worker's events at most.
   static constexpr int kThreadPollMs = 100;
   // UCX's rendezvous threshold in a job across machines (see the constructor).
@@ -98,6 +102,7 @@ class UcxTransport : public Transport {
   void start_progress_thread();
   void stop_progress_thread();
   void run_progress_thread();
+  void nap(int64_t ns);  // sleeps up to ns, less if stopped
   // Holds mutex_ where a progress thread runs; nothing otherwise.
   std::unique_lock<std::mutex> hold() {
     return threaded_ ? std::unique_lock<std::mutex>(mutex_) : std::unique_lock<std::mutex>();
@@ -135,6 +140,7 @@ class UcxTransport : public Transport {
   std::thread progress_thread_;
   std::atomic<bool> stop_ = false;
   std::atomic<int64_t> last_user_poll_ns_ = 0;  // steady clock, of the user's last progress()
+  std::atomic<int> user_polling_ = 0;     // waits in user_polls(true) .. user_polls(false)
   int worker_fd_ = -1;                    // UCX's event file descriptor
   int wake_fd_ = -1;                      // an eventfd that ends the thread's sleep
 };
