@@ -570,6 +570,21 @@ const TuningTable& builtin_tuning() {
     // nodes but adds a hop inside each node, and with ranks sharing cores
     // every hop waits for a descheduled rank: unmeasured where each rank has
     // a core. Raw: docs/perf/cluster-{2x2,4x2}-alltoallv-2026-11-29.txt.
+    // Since the progress thread stays asleep while a rank waits (2026-11-29,
+    // docs/perf/ucx-thread-sleep-2026-11-29.txt) the node-aware
+    // "hierarchical_shm" (its hop inside the node through the segment,
+    // blocks of 128 KiB and more straight to their rank) is ahead at most
+    // sizes: tutti / Open MPI, barrier / back to back, 64 B-256 KiB per rank:
+    // 2 x 2 (3 rounds) 0.68-1.03 / 0.66-1.26 against "mpi"'s 1.02-1.19 /
+    // 1.03-2.33; 4 x 2 (2 rounds) 0.73-0.96 / 0.49-0.86 against 0.94-1.16 /
+    // 0.90-1.87. Behind at 2-16 MiB: 2 x 2 1.06-1.18 / 0.86-1.00 against
+    // 0.91-1.05 / 0.88-1.28, 4 x 2 1.12-1.18 / 1.06-1.39 against 0.93-0.96
+    // / 0.96-0.98. 20 of 28 cells at or below Open MPI against 8: one rule
+    // for every size, it leads. Non-blocking calls and device buffers, which
+    // it refuses, stay with the MPI library. Raw:
+    // docs/perf/cluster-alltoallv-shm-rule-2026-11-29.txt.
+    add(Collective::Alltoallv, 0, kAny, "hierarchical_shm").nodes = {2, kAny};
+    rules.back().memory = MemoryType::Host;
     add(Collective::Alltoallv, 0, kAny, "mpi").nodes = {2, kAny};
     rules.back().memory = MemoryType::Host;
     // alltoall of small blocks through one leader per node from 3 nodes:
