@@ -558,6 +558,14 @@ const TuningTable& builtin_tuning() {
     // 1.03, 1.03 / 1.22, 1.04 / 1.03. 2 x 2 pairwise 1.11-1.49 at 1-16 MiB,
     // "mpi" 0.80-1.13; at 128-512 KiB the two are level (pairwise 0.96-1.47,
     // "mpi" 1.02-1.30). Raw: docs/perf/cluster-alltoall-mpi-2026-11-28.txt.
+    // Except 512 KiB on two nodes, since the progress thread stays asleep
+    // while a rank waits (2026-11-29): 2 x 2, two sets of 3 rounds,
+    // barrier / back to back, "pairwise" 0.82 / 0.79 and 0.95 / 0.84
+    // against "mpi"'s 1.04 / 1.06 and 1.05 / 1.01 (at 1 MiB level: 1.16 /
+    // 0.96 against 1.07 / 1.05); 4 x 2 pairwise 1.13-1.34 / 1.16-1.19 at
+    // 512 KiB-2 MiB against 1.03-1.08 / 0.90-0.99. Raw:
+    // docs/perf/cluster-alltoall-512k-2026-11-29.txt.
+    add(Collective::Alltoall, 512 * K, 1 * M, "pairwise").nodes = {2, 3};
     add(Collective::Alltoall, 512 * K, kAny, "mpi").nodes = {2, kAny};
     rules.back().memory = MemoryType::Host;
     // alltoallv across nodes goes to the MPI library too (host buffers):
