@@ -2,9 +2,11 @@
 
 #include <ATen/core/ivalue.h>
 #include <c10/util/Exception.h>
+#include <pybind11/pybind11.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -208,6 +210,14 @@ void ProcessGroupTutti::shutdown() {
     stopping_ = true;
   }
   queued_.notify_all();
+  // Python destroys a group holding the GIL (torch.distributed dropping its
+  // last reference, or finalize at exit). The worker may then drop the last
+  // reference to a Work whose tensor Python made, and freeing that tensor
+  // takes the GIL: joining with the GIL held would wait for ever. The
+  // communicator's teardown waits for the other ranks, so it runs without
+  // the GIL too.
+  std::optional<pybind11::gil_scoped_release> without_gil;
+  if (Py_IsInitialized() && PyGILState_Check()) without_gil.emplace();
   if (worker_.joinable()) worker_.join();
   tutti_comm_destroy(comm_);
   comm_ = nullptr;

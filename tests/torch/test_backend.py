@@ -195,18 +195,43 @@ def errors():
             check(needle in str(e), f"error names {needle}: {e}")
 
 
-def unmatched_recv_times_out():
-    """A receive whose send never comes fails its wait at TUTTI_TIMEOUT (2 s
-    for this group), naming the peer, instead of waiting for ever."""
-    if dist.get_world_size() < 2:
-        return
+def group_with_timeout(seconds):
+    """A new group of every rank whose TUTTI_TIMEOUT is `seconds`."""
     saved = os.environ.get("TUTTI_TIMEOUT")
-    os.environ["TUTTI_TIMEOUT"] = "2"
+    os.environ["TUTTI_TIMEOUT"] = seconds
     group = dist.new_group(backend="tutti")
     if saved is None:
         del os.environ["TUTTI_TIMEOUT"]
     else:
         os.environ["TUTTI_TIMEOUT"] = saved
+    return group
+
+
+def destroy_with_pending_recv():
+    """Destroying a group whose worker still holds the only reference to a
+    pending receive (Python dropped its Work and tensor) ends: the receive
+    times out on the worker, which frees the tensor, and that takes the GIL
+    that destroy_process_group was called with (this hung in 1 of 4 CI runs
+    when the timing made it happen at exit)."""
+    if dist.get_world_size() < 2:
+        return
+    group = group_with_timeout("3")
+    if dist.get_rank() == 0:
+        dist.irecv(torch.empty(4), 1, group=group, tag=98)  # Work dropped at once
+    else:
+        time.sleep(1)  # meet rank 0's teardown, which starts after 3 s
+    start = time.monotonic()
+    dist.destroy_process_group(group)
+    check(time.monotonic() - start < 30, "destroying a group with a pending receive")
+    dist.barrier()
+
+
+def unmatched_recv_times_out():
+    """A receive whose send never comes fails its wait at TUTTI_TIMEOUT (2 s
+    for this group), naming the peer, instead of waiting for ever."""
+    if dist.get_world_size() < 2:
+        return
+    group = group_with_timeout("2")
     if dist.get_rank() == 0:
         start = time.monotonic()
         work = dist.irecv(torch.empty(4), 1, group=group, tag=99)
@@ -239,6 +264,7 @@ def main():
                 run(group, ranks)
     errors()
     unmatched_recv_times_out()
+    destroy_with_pending_recv()
     failed = torch.tensor([len(failures)])
     dist.all_reduce(failed)
     for f in failures[:10]:
