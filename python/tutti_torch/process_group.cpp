@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -395,6 +396,44 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allgather(
     ok(tutti_allgather(in.data_ptr(), flat.data_ptr(), count(in), tutti_dtype(in), c),
        "all_gather");
     unflatten(flat, outs);
+  }), outs);
+}
+
+// Every rank's tensors, in one allgather: each rank's inputs flattened into
+// one block, the blocks gathered, and block r split into outputs[r] (whose
+// tensors match the inputs one by one, as on every rank).
+c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allgather_coalesced(
+    std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+    const c10d::AllgatherOptions&) {
+  TORCH_CHECK(!inputs.empty(), "tutti: all_gather_coalesced of no tensors");
+  for (const at::Tensor& t : inputs) check_same(inputs[0], t, "all_gather_coalesced input");
+  TORCH_CHECK(static_cast<int>(outputs.size()) == getSize(),
+              "tutti: all_gather_coalesced takes one output list per rank (", getSize(),
+              "), got ", outputs.size());
+  std::vector<at::Tensor> outs;
+  for (const std::vector<at::Tensor>& list : outputs) {
+    TORCH_CHECK(list.size() == inputs.size(), "tutti: each all_gather_coalesced output list ",
+                "must hold ", inputs.size(), " tensors, like the input list");
+    for (size_t i = 0; i < list.size(); ++i) {
+      check_same(inputs[0], list[i], "all_gather_coalesced output");
+      TORCH_CHECK(list[i].numel() == inputs[i].numel(), "tutti: all_gather_coalesced output ",
+                  i, " must hold ", inputs[i].numel(), " elements, like input ", i);
+      outs.push_back(list[i]);
+    }
+  }
+  std::vector<at::Tensor> ins = inputs;
+  const int64_t block = std::accumulate(ins.begin(), ins.end(), int64_t{0},
+                                        [](int64_t n, const at::Tensor& t) { return n + t.numel(); });
+  return enqueue(blocking([ins, outs, block](tutti_comm_t c) {
+    const at::Tensor mine = flatten(ins);
+    const auto ranks = static_cast<int64_t>(outs.size() / ins.size());
+    at::Tensor flat = at::empty({ranks * block}, mine.options());
+    ok(tutti_allgather(mine.data_ptr(), flat.data_ptr(), count(mine), tutti_dtype(mine), c),
+       "all_gather_coalesced");
+    for (int64_t r = 0; r < ranks; ++r)
+      unflatten(flat.narrow(0, r * block, block),
+                std::vector<at::Tensor>(outs.begin() + static_cast<std::ptrdiff_t>(r * ins.size()),
+                                        outs.begin() + static_cast<std::ptrdiff_t>((r + 1) * ins.size())));
   }), outs);
 }
 

@@ -4,6 +4,7 @@ can rebuild any rank's data from its seed), for every dtype tutti has, on the
 world group and on a new_group of some ranks; async work; clear errors; an
 unmatched receive that times out.
 Prints "torch backend: N checks, 0 failed" on rank 0; exits 1 on a failure."""
+import math
 import os
 import sys
 import time
@@ -130,6 +131,17 @@ def run(group, ranks):
     for k, t in zip(sizes, ts):
         want = torch.stack([data(r, k, torch.int64, salt=k) for r in ranks]).max(dim=0).values
         check(torch.equal(t, want), f"all_reduce_coalesced max {k} group={ranks}")
+    # all_gather_coalesced: several tensors of different sizes and shapes,
+    # every rank's in one call
+    shapes = ((3,), (0,), (2, 5), (70001,), (1,))
+    for dtype in (torch.float32, torch.int64):
+        def tensors(rank):
+            return [data(rank, math.prod(s), dtype, salt=k).reshape(s)
+                    for k, s in enumerate(shapes)]
+        outs = [[torch.empty(s, dtype=dtype) for s in shapes] for _ in ranks]
+        dist.all_gather_coalesced(outs, tensors(ranks[me]), group=group)
+        check(all(torch.equal(o, x) for r in range(p) for o, x in zip(outs[r], tensors(ranks[r]))),
+              f"all_gather_coalesced {dtype} group={ranks}")
     # async: several in flight, waited in reverse order; the future too
     works, tensors = [], []
     for k in range(4):
@@ -193,6 +205,16 @@ def errors():
             check(False, f"no error for {needle}")
         except RuntimeError as e:
             check(needle in str(e), f"error names {needle}: {e}")
+    # all_gather_coalesced's outputs must mirror the inputs on every rank
+    p = dist.get_world_size()
+    for outs, needle in (([[torch.empty(3)]] * (p + 1), "one output list per rank"),
+                         ([[torch.empty(3), torch.empty(1)]] * p, "must hold 1 tensors"),
+                         ([[torch.empty(4)]] * p, "must hold 3 elements")):
+        try:
+            dist.all_gather_coalesced(outs, [torch.ones(3)])
+            check(False, f"no error for all_gather_coalesced: {needle}")
+        except RuntimeError as e:
+            check(needle in str(e), f"all_gather_coalesced error names '{needle}': {e}")
 
 
 def group_with_timeout(seconds):
