@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -422,18 +421,15 @@ c10::intrusive_ptr<c10d::Work> ProcessGroupTutti::allgather_coalesced(
     }
   }
   std::vector<at::Tensor> ins = inputs;
-  const int64_t block = std::accumulate(ins.begin(), ins.end(), int64_t{0},
-                                        [](int64_t n, const at::Tensor& t) { return n + t.numel(); });
-  return enqueue(blocking([ins, outs, block](tutti_comm_t c) {
+  std::vector<std::vector<at::Tensor>> lists = outputs;
+  return enqueue(blocking([ins, lists](tutti_comm_t c) {
     const at::Tensor mine = flatten(ins);
-    const auto ranks = static_cast<int64_t>(outs.size() / ins.size());
-    at::Tensor flat = at::empty({ranks * block}, mine.options());
+    const int64_t block = mine.numel();
+    at::Tensor flat = at::empty({static_cast<int64_t>(lists.size()) * block}, mine.options());
     ok(tutti_allgather(mine.data_ptr(), flat.data_ptr(), count(mine), tutti_dtype(mine), c),
        "all_gather_coalesced");
-    for (int64_t r = 0; r < ranks; ++r)
-      unflatten(flat.narrow(0, r * block, block),
-                std::vector<at::Tensor>(outs.begin() + static_cast<std::ptrdiff_t>(r * ins.size()),
-                                        outs.begin() + static_cast<std::ptrdiff_t>((r + 1) * ins.size())));
+    for (size_t r = 0; r < lists.size(); ++r)
+      unflatten(flat.narrow(0, static_cast<int64_t>(r) * block, block), lists[r]);
   }), outs);
 }
 
