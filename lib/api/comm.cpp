@@ -174,7 +174,7 @@ Comm::Comm(MPI_Comm mpi_comm)
   if (config_.debug.any() && rank_ == 0)
     log_line(rank_, str("communicator of ", size_, " ranks on ", topology().nnodes,
                         " node(s), transport ", transport_->name(), ", shared segment ",
-                        topology().shared_bytes, " bytes"));
+                        topology().shared_bytes, " bytes, ", signal_groups(), " signal groups"));
 }
 
 // The shared segment of this rank's node, over the communicator's ranks on
@@ -187,7 +187,7 @@ void Comm::allocate_node_memory() {
   if (topology().nnodes == 1) {
     const size_t bytes = config_.shm_bytes < 0 ? default_node_memory_bytes(size_)
                                                : static_cast<size_t>(config_.shm_bytes);
-    node_memory_ = NodeMemory::allocate(mpi_comm_, bytes, topology().shared_cores);
+    node_memory_ = NodeMemory::allocate(mpi_comm_, bytes, ranks_wait_for_cores());
     if (node_memory_) node_memory_->port().slot_writes().force(config_.shm_stream);
     dispatcher_.set_shared_bytes(node_memory_ ? node_memory_->segment().data_bytes() : 0);
     // The single-copy algorithms synchronise through the segment's flags.
@@ -209,7 +209,7 @@ void Comm::allocate_node_memory() {
   int rc = MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, mpi_comm_);
   if (rc == MPI_SUCCESS && node_ranks > 1) {
     try {
-      node_memory_ = NodeMemory::allocate(node_comm, static_cast<size_t>(bytes), topology().shared_cores);
+      node_memory_ = NodeMemory::allocate(node_comm, static_cast<size_t>(bytes), ranks_wait_for_cores());
     } catch (...) {
       MPI_Comm_free(&node_comm);
       throw;

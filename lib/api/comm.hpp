@@ -66,6 +66,11 @@ class Comm {
   // Points at the registry's name (a string literal, so null-terminated);
   // "none" after a call with nothing to move (count 0), which runs nothing.
   std::string_view last_algorithm() const { return last_algorithm_; }
+  // How many signals a rank may run ahead of a reader in this node's
+  // segment (SharedSegment::signal_groups; 0 without a segment).
+  int signal_groups() const {
+    return node_memory_ ? static_cast<int>(node_memory_->segment().groups()) : 0;
+  }
   void note_empty_call() { last_algorithm_ = "none"; }
 
   // Starts a collective (arguments already validated and in-place
@@ -207,6 +212,15 @@ class Comm {
   // Whether a new call must go through cuda::CallOp (a stream is set, or
   // calls before it wait for theirs).
   bool ordered_by_cuda() const;
+  // Whether the node's ranks wait for cores, which sizes the segment's
+  // signal groups (SharedSegment::signal_groups): some node has more ranks
+  // than CPUs, or the launcher asked ranks to yield when idle (mpirun --mca
+  // mpi_yield_when_idle 1, as users run more ranks than cores). A node's
+  // CPU mask cannot show ranks of other jobs or containers on its cores:
+  // on 4 x 2 emulated nodes (8 ranks, 2 cores, 2 each node's mask) small
+  // bcasts and reduces back to back took 5.3 and 7.7x Open MPI's time with
+  // 4 groups, 1.06 and 1.39 with 16 (docs/perf/signal-groups-yield-2026-11-30.txt).
+  bool ranks_wait_for_cores() const { return topology().shared_cores || config_.launcher_yields; }
   void log_decision(const CollArgs& args, const Decision& d);
   std::string forced_origin(Collective coll) const;
 

@@ -47,12 +47,16 @@ std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_byte
   MPI_Comm_size(comm, &nranks);
   MPI_Comm_rank(comm, &rank);
   if (data_bytes == 0 || nranks < 2) return nullptr;
+  // The flag lines' layout must be the same on every rank.
+  int any_shares = shared_cores ? 1 : 0;
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &any_shares, 1, MPI_INT, MPI_MAX, comm),
+            "MPI_Allreduce (shared segment layout)");
+  const int groups = SharedSegment::signal_groups(nranks, any_shares != 0);
   // MPI need not return an aligned window (Open MPI's osc/sm returned one 8
   // bytes past a line), so ask for one alignment unit more and start the
   // segment at the first aligned address. Otherwise every copy between the
   // data area and a line-aligned user buffer is misaligned, which memcpy
   // handles badly on some CPUs (see host/copy.hpp).
-  const int groups = SharedSegment::signal_groups(nranks, shared_cores);
   const size_t flags = SharedSegment::flag_bytes(nranks, groups);
   const size_t total = flags + data_bytes;
   const size_t allocated = total + kSegmentAlignment;

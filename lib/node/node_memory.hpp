@@ -18,7 +18,7 @@ class NodeMemory {
   // null (on every rank) if `data_bytes` is 0 or MPI cannot provide shared
   // memory; throws Error on MPI failures after allocation started.
   // `shared_cores`: the node's ranks share cores (SharedSegment::signal_groups);
-  // the same on every rank.
+  // if any rank says so, every rank's segment is laid out for it.
   static std::unique_ptr<NodeMemory> allocate(MPI_Comm comm, size_t data_bytes, bool shared_cores);
   ~NodeMemory();  // collective (MPI_Win_free)
 

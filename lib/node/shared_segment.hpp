@@ -62,7 +62,8 @@ class SharedSegment {
     return nranks <= kWideCarryMaxRanks ? kWideCarryLines : 1;
   }
   // Signals a sender may run ahead of its receiver: 4 on up to
-  // kWideCarryMaxRanks ranks, 16 there where ranks share cores, else 2
+  // kWideCarryMaxRanks ranks, 16 there where ranks share cores (more ranks
+  // than CPUs, or ranks told to yield: Comm::ranks_wait_for_cores), else 2
   // (the lines grow with the square of the ranks). Why 4: with the cores
   // far apart (a 0.5 us round trip), back-to-back small bcasts and reduces
   // took 0.28-0.30 us per call against Open MPI's 0.15-0.27; with 4 groups

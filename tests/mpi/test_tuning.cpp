@@ -22,7 +22,9 @@
 
 #include "base/status.hpp"
 #include "mpi_harness.hpp"
+#include "api/handles.hpp"
 #include "node/peer_memory.hpp"
+#include "node/shared_segment.hpp"
 #include "node/read_probe.hpp"
 #include "tuning/table.hpp"
 #include "tutti_config.h"
@@ -306,6 +308,56 @@ TEST_CASE("ranks with different TUTTI_SHM_STREAM settings still meet in the segm
     ok = ok && (p == 1 || std::string(tutti_comm_last_algorithm(c.comm)) == "shm");
   }
   CHECK(all_ranks(ok));
+}
+
+// A segment's signal groups (how far a rank may run ahead of a reader)
+// must be alike on every rank of a node. Ranks that yield when idle (the
+// launcher's hint that they share cores) get 16, as oversubscribed nodes do;
+// one such rank is enough, and every rank lays its segment out for it.
+TEST_CASE("ranks told to yield get the shared-cores segment, on every rank of the node", "[tuning]") {
+  // Whether some node has more ranks than CPUs, as tutti decides it.
+  MPI_Comm node = this_node();
+  int node_ranks = 1, node_rank = 0;
+  MPI_Comm_size(node, &node_ranks);
+  MPI_Comm_rank(node, &node_rank);
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  REQUIRE(sched_getaffinity(0, sizeof cpus, &cpus) == 0);
+  REQUIRE(MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus), MPI_BYTE, MPI_BOR,
+                        node) == MPI_SUCCESS);
+  MPI_Comm_free(&node);
+  int oversubscribed = node_ranks > CPU_COUNT(&cpus) ? 1 : 0;
+  REQUIRE(MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) ==
+          MPI_SUCCESS);
+  const bool wide = node_ranks <= SharedSegment::kWideCarryMaxRanks;
+  const int own = !wide ? 2 : oversubscribed ? SharedSegment::kSharedCoresSignalGroups
+                                             : SharedSegment::kWideSignalGroups;
+  const int shared = wide ? SharedSegment::kSharedCoresSignalGroups : 2;
+  const int p = world_size();
+  // Which ranks yield: none, all, only the node's first rank.
+  for (int setting = 0; setting < 3; ++setting) {
+    const bool yields = setting == 1 || (setting == 2 && node_rank == 0);
+    Env env;
+    env.set("OMPI_MCA_mpi_yield_when_idle", yields ? "1" : "0");
+    env.set("TUTTI_TUNE", std::nullopt);
+    env.set("TUTTI_TUNING_FILE", std::nullopt);
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    const int want = node_ranks < 2 ? 0 : setting == 0 ? own : shared;
+    CHECK(all_ranks(c.comm->impl->signal_groups() == want));
+    // More one-way calls than any layout has groups: a sender that wrapped
+    // round a reader's lines would show as a wrong value or a timeout.
+    bool ok = true;
+    for (int call = 0; call < 40; ++call) {
+      const int root = call % p;
+      int32_t v[3] = {0, 0, 0};
+      if (world_rank() == root)
+        for (int i = 0; i < 3; ++i) v[i] = call * 100 + root * 10 + i;
+      ok = ok && tutti_bcast(v, 3, TUTTI_INT32, root, c.comm) == TUTTI_SUCCESS;
+      for (int i = 0; i < 3; ++i) ok = ok && v[i] == call * 100 + root * 10 + i;
+    }
+    CHECK(all_ranks(ok));
+  }
 }
 
 // The single-copy algorithms read peers' memory only where the probe at
