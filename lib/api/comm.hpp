@@ -217,9 +217,10 @@ class Comm {
   // than CPUs, or the launcher asked ranks to yield when idle (mpirun --mca
   // mpi_yield_when_idle 1, as users run more ranks than cores). A node's
   // CPU mask cannot show ranks of other jobs or containers on its cores:
-  // on 4 x 2 emulated nodes (8 ranks, 2 cores, 2 each node's mask) small
-  // bcasts and reduces back to back took 5.3 and 7.7x Open MPI's time with
-  // 4 groups, 1.06 and 1.39 with 16 (docs/perf/signal-groups-yield-2026-11-30.txt).
+  // on 4 x 2 emulated nodes (8 ranks on 2 cores, each node's mask showing
+  // 2 CPUs for its 2 ranks) small bcasts and reduces back to back took 5.3
+  // and 7.7x Open MPI's time with 4 groups, 1.06 and 1.39 with 16
+  // (docs/perf/signal-groups-yield-2026-11-30.txt).
   bool ranks_wait_for_cores() const { return topology().shared_cores || config_.launcher_yields; }
   void log_decision(const CollArgs& args, const Decision& d);
   std::string forced_origin(Collective coll) const;

@@ -20,12 +20,12 @@
 #include <string>
 #include <vector>
 
+#include "api/handles.hpp"
 #include "base/status.hpp"
 #include "mpi_harness.hpp"
-#include "api/handles.hpp"
 #include "node/peer_memory.hpp"
-#include "node/shared_segment.hpp"
 #include "node/read_probe.hpp"
+#include "node/shared_segment.hpp"
 #include "tuning/table.hpp"
 #include "tutti_config.h"
 
