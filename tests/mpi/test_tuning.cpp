@@ -89,16 +89,19 @@ std::string allreduce_algorithm(tutti_comm_t comm, size_t count) {
   return all_ranks(ok) ? ran : "";
 }
 
-// Whether the ranks outnumber the CPUs they may run on (the union of their
-// affinity masks), as tutti decides it for one node.
-bool ranks_share_cores() {
+// Whether the ranks of `comm` outnumber the CPUs they may run on (the union
+// of their affinity masks), as tutti decides it for one node.
+bool ranks_outnumber_cpus(MPI_Comm comm) {
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
   REQUIRE(sched_getaffinity(0, sizeof cpus, &cpus) == 0);
   REQUIRE(MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus), MPI_BYTE, MPI_BOR,
-                        MPI_COMM_WORLD) == MPI_SUCCESS);
-  return world_size() > CPU_COUNT(&cpus);
+                        comm) == MPI_SUCCESS);
+  int ranks = 1;
+  MPI_Comm_size(comm, &ranks);
+  return ranks > CPU_COUNT(&cpus);
 }
+bool ranks_share_cores() { return ranks_outnumber_cpus(MPI_COMM_WORLD); }
 
 // What the built-in defaults choose for a float32 call of `bytes`.
 std::string builtin_choice(Collective c, uint64_t bytes) {
@@ -320,13 +323,8 @@ TEST_CASE("ranks told to yield get the shared-cores segment, on every rank of th
   int node_ranks = 1, node_rank = 0;
   MPI_Comm_size(node, &node_ranks);
   MPI_Comm_rank(node, &node_rank);
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  REQUIRE(sched_getaffinity(0, sizeof cpus, &cpus) == 0);
-  REQUIRE(MPI_Allreduce(MPI_IN_PLACE, &cpus, static_cast<int>(sizeof cpus), MPI_BYTE, MPI_BOR,
-                        node) == MPI_SUCCESS);
+  int oversubscribed = ranks_outnumber_cpus(node) ? 1 : 0;
   MPI_Comm_free(&node);
-  int oversubscribed = node_ranks > CPU_COUNT(&cpus) ? 1 : 0;
   REQUIRE(MPI_Allreduce(MPI_IN_PLACE, &oversubscribed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD) ==
           MPI_SUCCESS);
   const bool wide = node_ranks <= SharedSegment::kWideCarryMaxRanks;
