@@ -29,8 +29,9 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
   --back-to-back       time the --iters calls as one stream, each call started
                        as soon as the last returned (no barrier between calls;
                        all of tutti's calls, then all of MPI's): what a loop of
-                       calls in an application sees. Default: a barrier
-                       before each timed call
+                       calls in an application sees. Time = the median over
+                       10 segments of the stream of a segment's time per call.
+                       Default: a barrier before each timed call
   --algorithm NAME     force this algorithm (else the dispatcher chooses)
   --root R             root of rooted collectives                          [0]
   --in-place           use TUTTI_IN_PLACE

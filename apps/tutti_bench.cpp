@@ -58,6 +58,8 @@ struct UniformV {
 constexpr int kRoundTrips = 1000;
 // Exchanges per row with --bounds (up to 4 KiB each).
 constexpr int kExchangeTrips = 1000;
+// Segments a --back-to-back stream is read in (run_size's `stream`).
+constexpr int kStreamSegments = 10;
 
 // What each rank of a 2-rank call of `coll` on `bytes` hands the other:
 // the whole vector for allreduce (and the root's for bcast and reduce), one
@@ -177,16 +179,29 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
     for (int k = 0; k < o.batch; ++k) once();
     return (MPI_Wtime() - t0) / o.batch;
   };
-  // --back-to-back: each call's seconds, from the end of the one before,
-  // with one barrier before the whole stream.
+  // --back-to-back: one barrier, then the --iters calls as one stream, read
+  // as kStreamSegments segments of consecutive calls (fewer when there are
+  // fewer calls): per segment its seconds per call. Why segments and not
+  // each call's own time: a loop of calls that only one way (bcast,
+  // scatter, gather, reduce) runs as a pipeline, its root some calls ahead,
+  // so single calls alternate between quick ones and ones that wait for
+  // the pipeline, and their median is not the loop's time per call. On 2
+  // ranks, 8-byte scatters back to back took 0.100 us by the median of
+  // single calls against Open MPI's 0.070, and 0.067 against 0.074-0.084 by
+  // the stream's time (docs/perf/b2b-stream-vs-single-2026-11-30.txt); a
+  // clock read after every call also slowed both sides' streams. The median
+  // over segments still drops a segment that a descheduling hit.
   auto stream = [&o](auto&& once, std::vector<double>& seconds) {
+    const int segments = std::min(o.iters, kStreamSegments);
     MPI_Barrier(MPI_COMM_WORLD);
-    double last = MPI_Wtime();
-    for (int i = 0; i < o.iters; ++i) {
-      once();
+    double start = MPI_Wtime();
+    for (int s = 0, done = 0; s < segments; ++s) {
+      const int end = static_cast<int>(static_cast<long>(o.iters) * (s + 1) / segments);
+      for (int i = done; i < end; ++i) once();
       const double now = MPI_Wtime();
-      seconds.push_back(now - last);
-      last = now;
+      seconds.push_back((now - start) / (end - done));
+      start = now;
+      done = end;
     }
   };
   if (o.back_to_back) {

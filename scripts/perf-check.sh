@@ -46,6 +46,10 @@ np=${NP:-2} runs=${RUNS:-3} iters=${ITERS:-100} attempts=${ATTEMPTS:-4} pause=${
 # state takes the same ratios until a run measures it.
 # alltoall 64 (its flag lines, "lines", since 2026-11-28): 4 alternating
 # jobs of scripts/compare-algorithms.sh (docs/perf/alltoall-lines-2026-11-28.txt).
+# The back-to-back ratios were recorded as medians of single calls; since
+# 2026-11-30 tutti-bench reads a stream in segments, and a run of this
+# script then measured every case within 0.13 of its recorded ratio
+# (alltoallv 64: 0.66 against 0.53).
 cases=(
   "allreduce       8     0.70  0.60   0.61  0.57"
   "allreduce       16K   0.42  0.31   0.45  0.41"
