@@ -30,8 +30,9 @@ np=${NP:-2} runs=${RUNS:-3} iters=${ITERS:-100} attempts=${ATTEMPTS:-4} pause=${
 # back to back (tutti-bench --back-to-back): with the cores close (the
 # highest median of 3 runs of this script, 2026-11-25), then far apart (the
 # median of 3 runs, 2026-11-25, round trip 0.30-0.42 us)
-# allgather 64K, bcast 1M and alltoall 64K run the single-copy "cma"
-# algorithms since 2026-11-26, re-recorded from 6 alternating jobs of
+# allgather 64K and alltoall 64K run the single-copy "cma" algorithms
+# since 2026-11-26 (bcast 1M did until 2026-11-30, now the segment again:
+# docs/perf/reads-fast-2026-11-30.txt), re-recorded from 6 alternating jobs of
 # scripts/compare-algorithms.sh (docs/perf/one-node-cma-2026-11-26.txt),
 # all in the far state: cma makes the same kernel copy as Open MPI's
 # transfers, so the close state is recorded with the same ratios.

@@ -250,8 +250,6 @@ const TuningTable& builtin_tuning() {
     rules.back().fast_reads = false;
     add_one_node(Collective::Allreduce, 256 * K, kAny, "cma", 0).ranks.lo = 3;
     rules.back().shared_cores = false;
-    add_one_node(Collective::Reduce, 16 * K, 1 * M, "cma", 0).ranks = {2, 3};
-    rules.back().fast_reads = true;
     add_one_node(Collective::Reduce, 256 * K, 1 * M, "cma", 0).ranks.lo = 3;
     rules.back().shared_cores = false;
     add_one_node(Collective::Allreduce, 512 * K, 4 * M, "recursive_halving", 0).ranks = {2, 3};
@@ -273,8 +271,20 @@ const TuningTable& builtin_tuning() {
     // docs/perf/one-node-mid-2026-11-28.txt), the opposite of 2026-11-26's
     // VM above. So the mid sizes of 2 ranks follow the probe at creation
     // (reads=fast, above): where reads are slow, the segment keeps them.
-    add_one_node(Collective::Bcast, 16 * K, 2 * M, "cma", 0).ranks = {2, 3};
-    rules.back().fast_reads = true;
+    // 2026-11-30's VM, whose probe found reads fast in most jobs (a 64 KiB
+    // trip 7.0-7.1 us by reading, 8.6-9.1 through the segment; 2.6 in one
+    // job of six), measured the rules again after the segment's pipelined
+    // chunks and moving slots (2026-11-29), 3-4 alternating jobs per
+    // collective, both methods, 16 KiB-4 MiB (docs/perf/reads-fast-2026-11-30.txt):
+    // - bcast, reduce, gather and scatter through the segment at every
+    //   size: 0.42-0.96 of Open MPI's time (reduce 64 KiB 1.10) against
+    //   cma's 0.84-1.23. Their reads=fast cma rules are gone; scatter
+    //   reads from 1 MiB either way (below).
+    // - allgather and alltoall: the segment at 16-32 KiB (0.43-0.81
+    //   against 0.90-1.17) and from 512 KiB (0.62-0.92 against 0.95-1.06);
+    //   cma at 64-256 KiB (0.95-1.05 against the segment's 0.91-1.44).
+    // - allreduce: cma from 64 KiB, as before (1-4 MiB 0.72-0.90 against
+    //   0.84-1.25).
     // Where reads are slow 2 ranks' bcast runs through the segment in
     // chunks of about a quarter of the vector, so that the other rank
     // copies one chunk out while the root copies the next in: one chunk of
@@ -292,16 +302,14 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Bcast, 32 * K, 256 * K, "shm", 32 * K).ranks = {2, 3};
     add_one_node(Collective::Bcast, 256 * K, 1 * M, "shm", 64 * K).ranks = {2, 3};
     add_one_node(Collective::Bcast, 1 * M, 4 * M, "shm", 128 * K).ranks = {2, 3};
-    add_one_node(Collective::Allgather, 16 * K, kAny, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Allgather, 64 * K, 512 * K, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allgather, 256 * K, kAny, "cma", 0).ranks.lo = 3;
     rules.back().shared_cores = false;
-    add_one_node(Collective::Alltoall, 16 * K, kAny, "cma", 0).ranks = {2, 3};
+    add_one_node(Collective::Alltoall, 64 * K, 512 * K, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Alltoall, 64 * K, kAny, "cma", 0).ranks.lo = 3;
     rules.back().shared_cores = false;
-    add_one_node(Collective::Scatter, 32 * K, 4 * M, "cma", 0).ranks = {2, 3};
-    rules.back().fast_reads = true;
     // scatter's cma root copies its own block while the others read
     // (cma_common.hpp; before 2026-11-29 it copied it first): 3 alternating jobs, both
     // methods, 1-16 MiB 0.63-0.82 of Open MPI's time against the segment's
@@ -321,8 +329,6 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Scatter, 64 * K, kAny, "cma", 0).ranks.lo = 3;
     rules.back().shared_cores = false;
     add_one_node(Collective::Scatter, 64 * K, kAny, "shm", 256 * K).shared_cores = true;
-    add_one_node(Collective::Gather, 32 * K, 1 * M, "cma", 0).ranks = {2, 3};
-    rules.back().fast_reads = true;
     add_one_node(Collective::Gather, 64 * K, 4 * M, "cma", 0).ranks.lo = 3;
     rules.back().shared_cores = false;
     add_one_node(Collective::Allreduce, 0, kAny, "shm", 256 * K);

@@ -373,12 +373,12 @@ TEST_CASE("TUTTI_CMA turns the single-copy algorithms on and off", "[tuning]") {
   env.set("TUTTI_ALGO_ALLGATHER", std::nullopt);
   env.set("TUTTI_TUNE", std::nullopt);
   env.set("TUTTI_TUNING_FILE", std::nullopt);
-  // 256 KiB per rank: the built-in rules pick cma on every rank count
+  // 128 KiB per rank: the built-in rules pick cma on every rank count
   // where reads are fast (on 2 ranks where they are slow: the segment),
   // except where 3 ranks or more share cores (the segment).
   env.set("TUTTI_READS", "fast");
   const bool cma_by_default = p == 2 || !ranks_share_cores();
-  const size_t count = 65536;
+  const size_t count = 32768;
   auto allgather_runs = [&](tutti_comm_t comm) {
     std::vector<int32_t> in(count), out(count * p, -1);
     for (size_t i = 0; i < count; ++i) in[i] = static_cast<int32_t>(world_rank() * 100003 + i);
@@ -442,24 +442,26 @@ TEST_CASE("the peer-read probe times both ways and tells every rank", "[tuning]"
   MPI_Comm_free(&node);
 }
 
-// 2 ranks, bcast of 64 KiB: the reads=fast rule names cma. TUTTI_READS
+// 2 ranks, allreduce of 64 KiB: the reads=fast rule names cma. TUTTI_READS
 // decides it; with auto the probe does, alike on every rank; ranks whose
 // settings differ are settled by the probe too; a bad value fails creation.
 TEST_CASE("TUTTI_READS and the probe decide the reads=fast rules on every rank", "[tuning]") {
   const int node_ranks = ranks_on_this_node();
   Env env;
-  env.set("TUTTI_ALGO_BCAST", std::nullopt);
+  env.set("TUTTI_ALGO_ALLREDUCE", std::nullopt);
   env.set("TUTTI_TUNE", std::nullopt);
   env.set("TUTTI_TUNING_FILE", std::nullopt);
   env.set("TUTTI_CMA", std::nullopt);
   const size_t count = 16384;  // 64 KiB of int32
-  auto bcast_runs = [&](tutti_comm_t comm) {
-    std::vector<int32_t> buf(count, -1);
-    const int root = world_size() - 1;
-    if (world_rank() == root)
-      for (size_t i = 0; i < count; ++i) buf[i] = static_cast<int32_t>(i * 7 + 3);
-    bool ok = tutti_bcast(buf.data(), count, TUTTI_INT32, root, comm) == TUTTI_SUCCESS;
-    for (size_t i = 0; i < count; ++i) ok = ok && buf[i] == static_cast<int32_t>(i * 7 + 3);
+  auto allreduce_runs = [&](tutti_comm_t comm) {
+    // Rank r contributes i * 7 + r at element i: the sum is P(i * 7) + P(P-1)/2.
+    const int p = world_size();
+    std::vector<int32_t> in(count), out(count, -1);
+    for (size_t i = 0; i < count; ++i) in[i] = static_cast<int32_t>(i * 7) + world_rank();
+    bool ok = tutti_allreduce(in.data(), out.data(), count, TUTTI_INT32, TUTTI_SUM, comm) ==
+              TUTTI_SUCCESS;
+    for (size_t i = 0; i < count; ++i)
+      ok = ok && out[i] == static_cast<int32_t>(i * 7) * p + p * (p - 1) / 2;
     REQUIRE(all_ranks(ok));
     return std::string(tutti_comm_last_algorithm(comm));
   };
@@ -473,7 +475,7 @@ TEST_CASE("TUTTI_READS and the probe decide the reads=fast rules on every rank",
     env.set("TUTTI_READS", setting);
     Comm c;
     REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
-    const std::string ran = bcast_runs(c.comm);
+    const std::string ran = allreduce_runs(c.comm);
     INFO("TUTTI_READS=" << setting << ": " << ran);
     if (two_on_one_node) CHECK(ran == (std::string(setting) == "fast" ? "cma" : "shm"));
     CHECK(alike(ran, "cma"));
@@ -482,13 +484,13 @@ TEST_CASE("TUTTI_READS and the probe decide the reads=fast rules on every rank",
     env.set("TUTTI_READS", world_rank() % 2 ? "slow" : "fast");
     Comm c;
     REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
-    CHECK(alike(bcast_runs(c.comm), "cma"));
+    CHECK(alike(allreduce_runs(c.comm), "cma"));
   }
   {
     env.set("TUTTI_READS", std::nullopt);
     Comm c;
     REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
-    const std::string ran = bcast_runs(c.comm);
+    const std::string ran = allreduce_runs(c.comm);
     CHECK(alike(ran, "cma"));
     if (two_on_one_node) CHECK((ran == "cma" || ran == "shm"));
   }

@@ -552,18 +552,19 @@ TEST_CASE("the dispatcher obeys a user table, and the defaults where no rule mat
   CHECK(dec.fell_back());
 }
 
-TEST_CASE("one-node bcast reads peers in place from 16 KiB to 2 MiB on 2 ranks", "[tuning]") {
+TEST_CASE("one-node bcast goes through the segment at every size, reads fast or slow", "[tuning]") {
   for (int p : {2, 3, 4}) {
-    Dispatcher d(TuningTable(std::vector<TuningRule>{}), Topology::single_node(p, 1 << 20));
-    d.set_peer_reads(true);
-    auto picks = [&](uint64_t bytes) {
-      return std::string(d.select(call(Collective::Bcast, bytes, p), "", "").algorithm->name);
-    };
-    INFO(p << " ranks");
-    CHECK(picks(8 << 10) == "shm");
-    CHECK(picks(16 << 10) == (p == 2 ? "cma" : "shm"));
-    CHECK(picks(1 << 20) == (p == 2 ? "cma" : "shm"));
-    CHECK(picks(2 << 20) == "shm");
+    for (bool fast : {true, false}) {
+      Dispatcher d(TuningTable(std::vector<TuningRule>{}), Topology::single_node(p, 1 << 20));
+      d.set_peer_reads(true);
+      d.set_fast_reads(fast);
+      auto picks = [&](uint64_t bytes) {
+        return std::string(d.select(call(Collective::Bcast, bytes, p), "", "").algorithm->name);
+      };
+      INFO(p << " ranks, reads " << (fast ? "fast" : "slow"));
+      for (uint64_t bytes : {8ull << 10, 16ull << 10, 64ull << 10, 1ull << 20, 2ull << 20, 64ull << 20})
+        CHECK(picks(bytes) == "shm");
+    }
   }
 }
 
@@ -577,10 +578,9 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
   // {collective, a mid size, the largest size that fast reads give cma}:
   // slow reads move both from cma to the segment.
   const std::tuple<Collective, uint64_t, uint64_t> cases[] = {
-      {Collective::Allreduce, 64 << 10, 16 << 20}, {Collective::Bcast, 128 << 10, 128 << 10},
-      {Collective::Allgather, 64 << 10, 16 << 20}, {Collective::Alltoall, 128 << 10, 16 << 20},
-      {Collective::Scatter, 128 << 10, 512 << 10}, {Collective::Gather, 256 << 10, 768 << 10},
-      {Collective::Reduce, 512 << 10, 768 << 10}};
+      {Collective::Allreduce, 64 << 10, 16 << 20},
+      {Collective::Allgather, 64 << 10, (512 << 10) - 1},
+      {Collective::Alltoall, 128 << 10, (512 << 10) - 1}};
   for (const auto& [c, mid, large] : cases) {
     INFO(collective_name(c) << " " << mid << " B and " << large << " B");
     d.set_fast_reads(true);
@@ -590,12 +590,25 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
     CHECK(picks(c, mid) == "shm");
     CHECK(picks(c, large) == "shm");
   }
-  // Below the mid range nothing changes: the segment either way.
-  d.set_fast_reads(false);
-  CHECK(picks(Collective::Bcast, 8 << 10) == "shm");
-  // bcast 256 KiB-2 MiB: cma where reads are fast, else the segment, in
-  // chunks of about a quarter of the vector up to 4 MiB (pipelined copies).
-  CHECK(picks(Collective::Bcast, 1 << 20) == "shm");
+  // The segment either way: bcast, reduce, gather and scatter below 1 MiB
+  // (2026-11-30's measurements), allgather and alltoall below 64 KiB and
+  // from 512 KiB.
+  const std::pair<Collective, uint64_t> segment_either_way[] = {
+      {Collective::Bcast, 8 << 10},      {Collective::Bcast, 128 << 10},
+      {Collective::Reduce, 16 << 10},    {Collective::Reduce, 512 << 10},
+      {Collective::Gather, 256 << 10},   {Collective::Gather, 4 << 20},
+      {Collective::Scatter, 128 << 10},  {Collective::Scatter, 512 << 10},
+      {Collective::Allgather, 32 << 10}, {Collective::Allgather, 512 << 10},
+      {Collective::Alltoall, 16 << 10},  {Collective::Alltoall, 4 << 20}};
+  for (const auto& [c, bytes] : segment_either_way) {
+    INFO(collective_name(c) << " " << bytes << " B");
+    for (bool fast : {true, false}) {
+      d.set_fast_reads(fast);
+      CHECK(picks(c, bytes) == "shm");
+    }
+  }
+  // bcast in chunks of about a quarter of the vector up to 4 MiB
+  // (pipelined copies).
   auto chunk = [&](Collective c, uint64_t bytes) {
     return d.select(call(c, bytes, 2), "", "").params.chunk_bytes;
   };
@@ -604,13 +617,13 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
   CHECK(chunk(Collective::Bcast, 2 << 20) == (128u << 10));
   CHECK(chunk(Collective::Bcast, 8 << 20) == (1u << 20));
   CHECK(chunk(Collective::Scatter, 256 << 10) == (64u << 10));
-  d.set_fast_reads(true);
-  CHECK(picks(Collective::Bcast, 1 << 20) == "cma");
-  d.set_fast_reads(false);
   // scatter from 1 MiB reads either way: its root copies its own block
   // while the other reads.
-  CHECK(picks(Collective::Scatter, 1 << 20) == "cma");
-  CHECK(picks(Collective::Scatter, 64 << 20) == "cma");
+  for (bool fast : {true, false}) {
+    d.set_fast_reads(fast);
+    CHECK(picks(Collective::Scatter, 1 << 20) == "cma");
+    CHECK(picks(Collective::Scatter, 64 << 20) == "cma");
+  }
   // Without peer reads (cma refuses; nothing probed, so reads count as
   // fast) large allreduces halve recursively, as before the probe.
   d.set_peer_reads(false);
