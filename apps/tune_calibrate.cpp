@@ -192,6 +192,8 @@ void quiet_barrier() {
 
 // The ladder of sizes behind the eager limit and the first rendezvous line.
 constexpr size_t kLadderFirst = 4 << 10, kLadderLast = 512 << 10, kLadderKnee = 256 << 10;
+// The model uses the first rendezvous line up to the size it was fitted to.
+static_assert(kLadderKnee == model::LinkCost::kShortLineMaxBytes);
 
 // The largest message sent eagerly, from the ladder's half round trips `t`
 // (sizes kLadderFirst, doubling): 0 if no jump is seen.

@@ -25,14 +25,17 @@ struct LinkCost {
   // rate; LogGP's gap). A lone message still costs alpha + bytes/beta; a
   // burst of k small ones from one port takes (k-1) * inject_us longer.
   double inject_us = 0;
-  // The first rendezvous sizes may follow a line of their own: a message's
-  // time per byte falls as it grows (the protocol pipelines, the copy
-  // mechanism changes), so one line through 256 KiB and 4 MiB puts a
-  // handshake of 25-28 us on a 16 KiB message that takes 6-7 us in all
-  // (docs/SCALE.md, "Rendezvous"). A rendezvous message costs the lower of
-  // the two lines (a concave cost); negative: the one line.
+  // The first rendezvous sizes, up to kShortLineMaxBytes, may follow a line
+  // of their own: one line through 256 KiB and 4 MiB put a handshake of
+  // 25-28 us on a 16 KiB message that took 6-7 us in all (docs/SCALE.md,
+  // "Rendezvous"). Each line is used where it was measured, not the lower
+  // of the two: where large messages run slower per byte (4 MiB out of
+  // the caches), the large line's handshake fits near 0 and its
+  // extrapolation put a 16 KiB message at 1.7 us against the 4.2 measured
+  // (2026-11-30). Negative: the one line.
   double rndv_short_alpha_us = -1;
   double rndv_short_bytes_per_us = -1;
+  static constexpr double kShortLineMaxBytes = 256 << 10;  // tutti-tune's ladder knee
   // The largest message this link sends eagerly; negative: the machine's
   // protocol.eager_bytes. Shared memory and TCP switch at different sizes.
   double eager_bytes = -1;
@@ -56,12 +59,15 @@ struct LinkCost {
   };
   Line line(double bytes, bool eager) const {
     const Line one{alpha(eager), rate(eager)};
-    if (eager || rndv_short_alpha_us < 0 || rndv_short_bytes_per_us <= 0) return one;
+    if (eager || rndv_short_alpha_us < 0 || rndv_short_bytes_per_us <= 0 ||
+        bytes > kShortLineMaxBytes)
+      return one;
     const double first = rndv_short_alpha_us + bytes / rndv_short_bytes_per_us;
-    if (first >= one.us(bytes)) return one;
     // The first line is a lone message's time (a ping-pong); a port still
     // streams at the link's rendezvous rate, so the rest is latency (the
-    // handshake), which a pipeline's next message overlaps.
+    // handshake), which a pipeline's next message overlaps. (Streaming at
+    // the first line's rate where that is faster put the emulated
+    // cluster's TCP pipelines at 4.2 GB/s: they run at 1.5.)
     return {std::max(0.0, first - bytes / one.bytes_per_us), one.bytes_per_us};
   }
 };

@@ -484,7 +484,9 @@ TEST_CASE("model: machine descriptions", "[model]") {
 
 // Rendezvous messages follow two lines (calibrated through the first size
 // above the eager limit and 256 KiB, and through 256 KiB and 4 MiB): a
-// message costs the lower, and its ports stream at the large line's rate.
+// message up to 256 KiB costs the first (at least its bytes at the large
+// line's rate), a larger one the second, and its ports stream at the large
+// line's rate.
 // Each link may switch protocol at its own size.
 TEST_CASE("model: the first rendezvous sizes and per-link eager limits", "[model]") {
   const model::Machine m = model::parse_machine(
@@ -527,6 +529,17 @@ TEST_CASE("model: the first rendezvous sizes and per-link eager limits", "[model
   one.intra.rndv_short_alpha_us = -1;
   args.count = 4096;
   CHECK(model::predict(*bcast, args, node, one).us == Approx(25 + 16384 / 10e3));
+  // Where large messages run slower per byte than the first sizes (out of
+  // the caches), the large line's handshake fits near 0 and lies below the
+  // first line at 16 KiB; the first line still counts up to 256 KiB.
+  model::Machine slower_large = m;
+  slower_large.intra.rndv_alpha_us = 0;
+  slower_large.intra.rndv_bytes_per_us = 4e3;
+  slower_large.intra.rndv_short_alpha_us = 3;
+  slower_large.intra.rndv_short_bytes_per_us = 8e3;
+  CHECK(slower_large.intra.line(16384, false).us(16384) == Approx(3 + 16384 / 8e3));
+  CHECK(slower_large.intra.line((256 << 10) + 1, false).us((256 << 10) + 1) ==
+        Approx(((256 << 10) + 1) / 4e3));
 }
 
 
