@@ -156,40 +156,47 @@ std::optional<double> HardwareBounds::exchange_us(size_t bytes, int trips) {
   return result;
 }
 
-std::optional<double> HardwareBounds::peer_copy_us(size_t bytes, int trips) {
+std::optional<HardwareBounds::PeerCopy> HardwareBounds::peer_copy_us(size_t bytes, int trips) {
   int rank = 0;
   MPI_Comm_rank(world_, &rank);
-  double result = -1;
+  double result[2] = {-1, -1};
   if (pair_ != MPI_COMM_NULL && bytes > 0 && bytes <= kMaxPeerCopyBytes) {
     check_mpi(MPI_Barrier(pair_), "MPI_Barrier (bounds)");
-    std::vector<char> destination(bytes, 1);  // touched: no page fault timed
-    // Rank 0 writes the area (its lines modified in its core's cache) and
-    // raises its flag; rank 1 copies the area out, timed, and raises its
-    // flag, after which rank 0 writes again. The counters continue from
-    // the other measurements, where both are equal between calls.
+    // Touched: no page fault timed. Rank 0 copies its source in, as a
+    // rank fills its slot from a caller's buffer.
+    std::vector<char> own(bytes, 1);
+    // Rank 0 copies the area in, timed (its lines taken back from rank 1's
+    // core, which read them last), and raises its flag; rank 1 copies the
+    // area out, timed (the lines modified in rank 0's core), and raises
+    // its flag, after which rank 0 writes again. The counters continue
+    // from the other measurements, where both are equal between calls.
     unsigned long next = line(lines_, rank).load(std::memory_order_relaxed);
     std::vector<double> us;
     for (int i = 0; i < trips; ++i) {
       ++next;
       if (rank == 0) {
-        std::memset(peer_area_, static_cast<int>(next & 0x7f), bytes);
+        own[next % bytes] = static_cast<char>(next);  // not the same bytes every time
+        const double t0 = MPI_Wtime();
+        std::memcpy(peer_area_, own.data(), bytes);
+        us.push_back((MPI_Wtime() - t0) * 1e6);
         line(lines_, 0).store(next, std::memory_order_release);
         wait_at_least(lines_, 1, next);
       } else {
         wait_at_least(lines_, 0, next);
         const double t0 = MPI_Wtime();
-        std::memcpy(destination.data(), peer_area_, bytes);
+        std::memcpy(own.data(), peer_area_, bytes);
         us.push_back((MPI_Wtime() - t0) * 1e6);
         line(lines_, 1).store(next, std::memory_order_release);
       }
     }
     std::atomic_signal_fence(std::memory_order_seq_cst);
-    if (rank == 1) result = median(us);
-    check_mpi(MPI_Bcast(&result, 1, MPI_DOUBLE, 1, pair_), "MPI_Bcast (bounds)");
+    result[rank] = median(us);
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, result, 2, MPI_DOUBLE, MPI_MAX, pair_),
+              "MPI_Allreduce (bounds)");
   }
-  check_mpi(MPI_Bcast(&result, 1, MPI_DOUBLE, 0, world_), "MPI_Bcast (bounds)");
-  if (result < 0) return std::nullopt;
-  return result;
+  check_mpi(MPI_Bcast(result, 2, MPI_DOUBLE, 0, world_), "MPI_Bcast (bounds)");
+  if (result[0] < 0 || result[1] < 0) return std::nullopt;
+  return PeerCopy{result[1], result[0]};
 }
 
 void HardwareBounds::prepare_copy(size_t bytes) {

@@ -58,12 +58,17 @@ class HardwareBounds {
 
   // Largest peer copy measured.
   static constexpr size_t kMaxPeerCopyBytes = 256 * 1024;
-  // Collective: the median of `trips` copies by rank 1 of `bytes` that rank
-  // 0 has just written (each cache line comes from the other core: what a
-  // rank pays to read a peer's slot in the shared segment), in us, on every
-  // rank; nullopt where ranks 0 and 1 share no node or `bytes` is 0 or
-  // above kMaxPeerCopyBytes.
-  std::optional<double> peer_copy_us(size_t bytes, int trips);
+  // Both ends of a slot in the shared segment, medians in us.
+  struct PeerCopy {
+    double read_us;   // rank 1 copying out `bytes` that rank 0 has just written
+    double write_us;  // rank 0 copying `bytes` in over the lines rank 1 has just read
+  };
+  // Collective: `trips` hand-overs of `bytes` from rank 0 to rank 1 through
+  // one shared area (each cache line comes from the other core, both ways:
+  // what a rank pays to read a peer's slot, and to write its own slot that
+  // the peers read), on every rank; nullopt where ranks 0 and 1 share no
+  // node or `bytes` is 0 or above kMaxPeerCopyBytes.
+  std::optional<PeerCopy> peer_copy_us(size_t bytes, int trips);
 
   // Makes buffers for copies of `bytes` (touched, so that no page faults are
   // timed). Local.

@@ -23,7 +23,9 @@
 //   intra.peer_read_gbps  reads of 1 MiB from it, beyond that fixed cost.
 //   intra.peer_copy_gbps  rank 1 copying 64 KiB that rank 0 has just
 //                     written (tutti-bench --bounds' shared window), where
-//                     they share a node and not where ranks share cores.
+//                     they share a node and not where ranks share cores;
+//   intra.peer_write_gbps  rank 0 copying 64 KiB in over the lines rank 1
+//                     has just read (the same hand-overs).
 //   [compute]         rank 0 alone: tutti's host reduction (float32 sum) and
 //                     memcpy over buffers touched before timing, 256 KiB
 //                     to 64 MiB (measure_compute: the rates beyond the
@@ -77,8 +79,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// intra.peer_copy_gbps: copies of this size by rank 1 out of memory rank 0
-// has just written. 64 KiB: the segment's slots at the sizes where the
+// intra.peer_copy_gbps and peer_write_gbps: copies of this size by rank 1
+// out of memory rank 0 has just written, and by rank 0 into it. 64 KiB: the segment's slots at the sizes where the
 // model erred most (32 KiB-2 MiB calls through the segment: 0.3-0.45 of
 // their measured time without this cost, docs/SCALE.md).
 constexpr size_t kPeerCopyBytes = 64 * 1024;
@@ -481,7 +483,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
     shared_cores = node_ranks > CPU_COUNT(&cpus) ? 1 : 0;
   }
   check_mpi(MPI_Bcast(&shared_cores, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast");
-  std::optional<double> flag_trip, peer_copy;
+  std::optional<double> flag_trip;
+  std::optional<HardwareBounds::PeerCopy> peer_copy;
   double direct = -1;
   if (!shared_cores) {
     HardwareBounds bounds(MPI_COMM_WORLD);
@@ -500,7 +503,9 @@ int calibrate(const std::string& path, const std::string& command_line) {
     if (far.eager > 0) m.eager_bytes = far.eager;
     m.cores_per_node = CPU_COUNT(&cpus);
     if (flag_trip) m.flag_us = *flag_trip / 2;
-    if (peer_copy && *peer_copy > 0) m.peer_copy_bytes_per_us = kPeerCopyBytes / *peer_copy;
+    if (peer_copy && peer_copy->read_us > 0) m.peer_copy_bytes_per_us = kPeerCopyBytes / peer_copy->read_us;
+    if (peer_copy && peer_copy->write_us > 0)
+      m.peer_write_bytes_per_us = kPeerCopyBytes / peer_copy->write_us;
     m.peer_read_us = read.us;
     m.peer_read_bytes_per_us = read.bytes_per_us;
     if (peer > 0)
@@ -568,6 +573,11 @@ int calibrate(const std::string& path, const std::string& command_line) {
     if (m.peer_copy_bytes_per_us > 0) {
       std::snprintf(line, sizeof line, "peer_copy_gbps = %.3f  # %zu KiB rank 0 just wrote\n",
                     gbps(m.peer_copy_bytes_per_us), kPeerCopyBytes >> 10);
+      segment_keys += line;
+    }
+    if (m.peer_write_bytes_per_us > 0) {
+      std::snprintf(line, sizeof line, "peer_write_gbps = %.3f  # %zu KiB over lines rank 1 just read\n",
+                    gbps(m.peer_write_bytes_per_us), kPeerCopyBytes >> 10);
       segment_keys += line;
     }
     f << link_text("intra", intra, m.intra, "  # not measured (one rank per node): defaults",

@@ -69,6 +69,8 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else if (name == "intra.peer_read_us") m.peer_read_us = v;
     else if (name == "intra.peer_read_gbps") m.peer_read_bytes_per_us = positive() * 1e3;
     else if (name == "intra.peer_copy_gbps") m.peer_copy_bytes_per_us = positive() * 1e3;
+    else if (name == "intra.peer_write_gbps") m.peer_write_bytes_per_us = positive() * 1e3;
+    else if (name == "intra.peer_write_max_bytes") m.peer_write_max_bytes = v;
     else if (name == "protocol.direct_call_us") m.direct_call_us = v;
     else if (name == "inter.inject_us") m.inter.inject_us = v;
     else if (name == "inter.nics") m.nics_per_node = static_cast<int>(std::max(1.0, std::round(positive())));
@@ -86,7 +88,7 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
            "intra.rndv_short_alpha_us, intra.rndv_short_beta_gbps, intra.eager_bytes, "
            "intra.written_send_factor, inter.written_send_factor, "
            "intra.inject_us, intra.flag_us, intra.peer_read_us, intra.peer_read_gbps, "
-           "intra.peer_copy_gbps, inter.alpha_us, "
+           "intra.peer_copy_gbps, intra.peer_write_gbps, intra.peer_write_max_bytes, inter.alpha_us, "
            "inter.beta_gbps, "
            "inter.rndv_alpha_us, inter.rndv_beta_gbps, inter.rndv_short_alpha_us, "
            "inter.rndv_short_beta_gbps, inter.eager_bytes, inter.inject_us, "

@@ -101,6 +101,19 @@ struct Machine {
   // reduction that reads the shared segment (peer_copy_extra_us); a
   // signal's payload is in its flag's cost.
   double peer_copy_bytes_per_us = 0;
+  // The rate of a copy into shared memory that other ranks of the node read
+  // earlier (each cache line is first taken back from their cores): a rank
+  // writing its slot of the segment. 64 KiB took 7.0-7.4 us here against
+  // 1.4 for a copy within one core's cache (2026-11-30), which put every
+  // segment algorithm at 32 KiB 2-3x below its measured time. 0: as a
+  // local copy. Charged to every copy and reduction into the segment of at
+  // most peer_write_max_bytes (peer_write_extra_us): a larger one writes
+  // lines the readers' cores no longer hold. The limit is fitted, not
+  // measured: on 2 ranks 64-128 KiB predicted best (259 of 260 rows within
+  // 2x), 256 KiB and more put 2 MiB calls of one chunk at 2.7x their time
+  // (docs/perf/model-peer-write-2026-11-30.txt).
+  double peer_write_bytes_per_us = 0;
+  double peer_write_max_bytes = 128 << 10;
   double reduce_bytes_per_us = 4e3;  // one rank's reduction of two operands
   double copy_bytes_per_us = 8e3;    // one rank's local copy
   // Copies and reductions run from the caches, at the *_cached rates, while
@@ -145,6 +158,13 @@ struct Machine {
     if (peer_copy_bytes_per_us <= 0) return 0;
     const double b = static_cast<double>(bytes);
     return std::max(0.0, b / peer_copy_bytes_per_us - b / copy_rate(bytes, node_ranks));
+  }
+  // What writing `bytes` into the shared segment costs beyond a local
+  // copy's writing them.
+  double peer_write_extra_us(size_t bytes, int node_ranks) const {
+    if (peer_write_bytes_per_us <= 0 || static_cast<double>(bytes) > peer_write_max_bytes) return 0;
+    const double b = static_cast<double>(bytes);
+    return std::max(0.0, b / peer_write_bytes_per_us - b / copy_rate(bytes, node_ranks));
   }
   double copy_rate(size_t bytes, int node_ranks) const {
     return cached(bytes, node_ranks) && copy_cached_bytes_per_us > 0 ? copy_cached_bytes_per_us

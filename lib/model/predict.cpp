@@ -130,11 +130,14 @@ class VirtualRun {
       s.wrote(step.dst);
       local += static_cast<double>(step.bytes) / local_rate(rank, step);
       if (step.kind == StepKind::PeerRead) local += m_.peer_read_us;
-      // Operands in the segment were written by another rank's core.
+      // Operands in the segment were written by another rank's core; a
+      // result in the segment goes to lines other ranks' cores read.
       if (step.kind == StepKind::Copy || step.kind == StepKind::Reduce) {
         const int shared_operands = (step.src.kind == BufKind::Shared ? 1 : 0) +
                                     (step.kind == StepKind::Reduce && step.aux.kind == BufKind::Shared ? 1 : 0);
         local += shared_operands * m_.peer_copy_extra_us(step.bytes, node_ranks(rank));
+        if (step.dst.kind == BufKind::Shared)
+          local += m_.peer_write_extra_us(step.bytes, node_ranks(rank));
       }
     }
     const double locals_done = on_cpu(rank, start, local);

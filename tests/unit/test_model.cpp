@@ -397,6 +397,25 @@ TEST_CASE("model: the shared segment's flags, peer reads and direct calls", "[mo
   CHECK(shm_8b("ring") == Approx(ring));  // no segment, no charge
   m.peer_copy_bytes_per_us = 16e3;  // faster than a local copy: no charge
   CHECK(m.peer_copy_extra_us(32 << 10, 2) == 0);
+  // Writing into the segment over lines the peer read: the extra time
+  // over a local copy, for every copy into the segment up to
+  // peer_write_max_bytes; a 32 KiB bcast through the slots on 2 ranks
+  // copies the root's 32 KiB in once.
+  m.peer_copy_bytes_per_us = 0;
+  const double plain_bcast = predict_us(Collective::Bcast, "shm", 32 << 10, 2, 2, m);
+  m.peer_write_bytes_per_us = 2e3;
+  CHECK(m.peer_write_extra_us(32 << 10, 2) == Approx(32768.0 / 2e3 - 32768.0 / 8e3));
+  const double written_bcast = predict_us(Collective::Bcast, "shm", 32 << 10, 2, 2, m);
+  INFO("shm bcast of 32 KiB: " << plain_bcast << " us, writing over read lines " << written_bcast);
+  CHECK(written_bcast >= plain_bcast + m.peer_write_extra_us(32 << 10, 2) - 1e-9);
+  CHECK(shm_8b("ring") == Approx(ring));  // no segment, no charge
+  // Above peer_write_max_bytes the readers' cores no longer hold the lines.
+  CHECK(m.peer_write_extra_us(static_cast<size_t>(m.peer_write_max_bytes), 2) > 0);
+  CHECK(m.peer_write_extra_us(static_cast<size_t>(m.peer_write_max_bytes) + 1, 2) == 0);
+  const model::Machine parsed = model::parse_machine(
+      "[intra]\npeer_write_gbps = 9\npeer_write_max_bytes = 65536\n", "write.toml");
+  CHECK(parsed.peer_write_bytes_per_us == 9e3);
+  CHECK(parsed.peer_write_max_bytes == 65536);
 }
 
 TEST_CASE("model: machine descriptions", "[model]") {
