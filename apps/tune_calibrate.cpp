@@ -80,9 +80,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // intra.peer_copy_gbps and peer_write_gbps: copies of this size by rank 1
-// out of memory rank 0 has just written, and by rank 0 into it. 64 KiB: the segment's slots at the sizes where the
-// model erred most (32 KiB-2 MiB calls through the segment: 0.3-0.45 of
-// their measured time without this cost, docs/SCALE.md).
+// out of memory rank 0 has just written, and by rank 0 into it. 64 KiB:
+// the segment's slots at the sizes where the model erred most (32 KiB-2
+// MiB calls through the segment: 0.3-0.45 of their measured time without
+// the first cost, docs/SCALE.md).
 constexpr size_t kPeerCopyBytes = 64 * 1024;
 
 double seconds_since(Clock::time_point t) {
@@ -503,7 +504,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
     if (far.eager > 0) m.eager_bytes = far.eager;
     m.cores_per_node = CPU_COUNT(&cpus);
     if (flag_trip) m.flag_us = *flag_trip / 2;
-    if (peer_copy && peer_copy->read_us > 0) m.peer_copy_bytes_per_us = kPeerCopyBytes / peer_copy->read_us;
+    if (peer_copy && peer_copy->read_us > 0)
+      m.peer_copy_bytes_per_us = kPeerCopyBytes / peer_copy->read_us;
     if (peer_copy && peer_copy->write_us > 0)
       m.peer_write_bytes_per_us = kPeerCopyBytes / peer_copy->write_us;
     m.peer_read_us = read.us;

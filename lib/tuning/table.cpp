@@ -285,9 +285,9 @@ const TuningTable& builtin_tuning() {
     //   cma at 64-256 KiB (0.95-1.05 against the segment's 0.91-1.44).
     // - allreduce: cma from 64 KiB, as before (1-4 MiB 0.72-0.90 against
     //   0.84-1.25).
-    // Where reads are slow 2 ranks' bcast runs through the segment in
-    // chunks of about a quarter of the vector, so that the other rank
-    // copies one chunk out while the root copies the next in: one chunk of
+    // 2 ranks' bcast runs through the segment in chunks of about a quarter
+    // of the vector, so that the other rank copies one chunk out while the
+    // root copies the next in: one chunk of
     // 256 KiB-1 MiB (2 copies one after the other) took 0.70-1.58 of Open
     // MPI's time with a barrier per call, cores far apart, where cma took
     // 1.03-1.24 (docs/perf/large-2ranks-2026-11-29.txt). 3 alternating jobs,
