@@ -155,16 +155,20 @@ struct Machine {
   // What reading `bytes` of the shared segment costs beyond a local copy's
   // reading them.
   double peer_copy_extra_us(size_t bytes, int node_ranks) const {
-    if (peer_copy_bytes_per_us <= 0) return 0;
-    const double b = static_cast<double>(bytes);
-    return std::max(0.0, b / peer_copy_bytes_per_us - b / copy_rate(bytes, node_ranks));
+    return beyond_local_copy_us(bytes, peer_copy_bytes_per_us, node_ranks);
   }
   // What writing `bytes` into the shared segment costs beyond a local
   // copy's writing them.
   double peer_write_extra_us(size_t bytes, int node_ranks) const {
-    if (peer_write_bytes_per_us <= 0 || static_cast<double>(bytes) > peer_write_max_bytes) return 0;
+    if (static_cast<double>(bytes) > peer_write_max_bytes) return 0;
+    return beyond_local_copy_us(bytes, peer_write_bytes_per_us, node_ranks);
+  }
+  // `bytes` at `rate` less a local copy of them; 0 where `rate` is 0 (not
+  // set) or faster than the local copy.
+  double beyond_local_copy_us(size_t bytes, double rate, int node_ranks) const {
+    if (rate <= 0) return 0;
     const double b = static_cast<double>(bytes);
-    return std::max(0.0, b / peer_write_bytes_per_us - b / copy_rate(bytes, node_ranks));
+    return std::max(0.0, b / rate - b / copy_rate(bytes, node_ranks));
   }
   double copy_rate(size_t bytes, int node_ranks) const {
     return cached(bytes, node_ranks) && copy_cached_bytes_per_us > 0 ? copy_cached_bytes_per_us
