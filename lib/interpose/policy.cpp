@@ -39,10 +39,19 @@ bool Policy::trial_is_timed(int call, int per_side) { return call != 0 && call !
 // root that sends eagerly runs ahead of its receivers; alternating sides
 // stopped it at every tutti call and timed MPI's latency instead).
 Policy::Choice Policy::choose_on_trial(Coll coll, size_t bytes) {
-  if (trials_per_side() == 0) return {};
   if (coll == Coll::alltoallv) bytes = 0;  // one class, one trial length (slot_of)
   const int slot = slot_of(coll, bytes);
   Class& c = classes_[slot];
+  if (trials_per_side() == 0) {
+    // Always tutti: the class is decided for good, so that its later calls
+    // take choose()'s inline answer (out of line, each call paid 10-20 ns
+    // for the call and the stall on its returned Choice; perf, 2026-11-30).
+    c = Class{};
+    c.trying = false;
+    c.winner = static_cast<int8_t>(Side::tutti);
+    c.next_trial = UINT32_MAX;
+    return {Side::tutti, false, slot};
+  }
   if (!c.trying) {  // choose() counted this call: it is the one that starts a trial
     c.trying = true;  // try again (see policy.hpp)
     c.calls = 0;

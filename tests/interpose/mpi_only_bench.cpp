@@ -150,11 +150,11 @@ int main(int argc, char** argv) {
     for (const Case& c : cases) {
       if (!wanted(c.name)) continue;
       const double us = time_calls(o, iters, c.call);
-      if (rank == 0) std::printf("%s,%zu,%s,%d,%.2f\n", c.name, bytes, o.method.c_str(), size, us);
+      if (rank == 0) std::printf("%s,%zu,%s,%d,%.3f\n", c.name, bytes, o.method.c_str(), size, us);
     }
     if (bytes == 8 && wanted("barrier")) {
       const double us = time_calls(o, 200, [&] { MPI_Barrier(comm); });
-      if (rank == 0) std::printf("barrier,0,%s,%d,%.2f\n", o.method.c_str(), size, us);
+      if (rank == 0) std::printf("barrier,0,%s,%d,%.3f\n", o.method.c_str(), size, us);
     }
     std::fflush(stdout);
   }
