@@ -95,12 +95,9 @@ Entry* create_entry(MPI_Comm comm) {
 
 }  // namespace
 
-bool interposition_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("TUTTI_MPI");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
-  return on;
+bool detail::read_interposition_enabled() {
+  const char* v = std::getenv("TUTTI_MPI");
+  return !(v && std::strcmp(v, "0") == 0);
 }
 
 Route detail::look_up(MPI_Comm comm) {

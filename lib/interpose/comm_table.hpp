@@ -29,8 +29,14 @@ struct Route {
   int rank = -1;             // with `tutti`: this rank in the communicator
 };
 
-// False when TUTTI_MPI=0: every call goes to MPI.
-bool interposition_enabled();
+// False when TUTTI_MPI=0: every call goes to MPI. Read once, when the
+// library is loaded, so that every call reads a plain flag (a function-local
+// static cost a call and a guard check on every MPI call).
+namespace detail {
+bool read_interposition_enabled();
+inline const bool enabled_at_load = read_interposition_enabled();
+}  // namespace detail
+inline bool interposition_enabled() { return detail::enabled_at_load; }
 
 // The answer depends only on the communicator (the same on every rank of it).
 // Creates the tutti communicator on first use. The last communicator this
@@ -41,7 +47,10 @@ bool interposition_enabled();
 // libtutti-mpi).
 namespace detail {
 struct LastLookup {
-  MPI_Comm comm = MPI_COMM_NULL;
+  // Value-initialised, never a valid handle (null in Open MPI, 0 in MPICH):
+  // MPI_COMM_NULL is the address of a library's object, and as initialiser
+  // it made every access call the thread-local's init function.
+  MPI_Comm comm{};
   Route route;
   uint64_t deletions = ~uint64_t{0};
 };
