@@ -31,18 +31,18 @@ namespace {
 MPI_Comm duplicate(MPI_Comm comm) {
   MPI_Comm dup = MPI_COMM_NULL;
   check_mpi(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
-  MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+  check_mpi(MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   return dup;
 }
 
 int comm_rank(MPI_Comm c) {
   int r = 0;
-  MPI_Comm_rank(c, &r);
+  check_mpi(MPI_Comm_rank(c, &r), "MPI_Comm_rank");
   return r;
 }
 int comm_size(MPI_Comm c) {
   int n = 1;
-  MPI_Comm_size(c, &n);
+  check_mpi(MPI_Comm_size(c, &n), "MPI_Comm_size");
   return n;
 }
 

@@ -134,11 +134,22 @@ DeviceGuard::DeviceGuard(int device) {
     cudaGetLastError();
     return;
   }
-  if (now != device && cudaSetDevice(device) == cudaSuccess) previous_ = now;
+  if (now == device) return;
+  // Failing here, the work of the scope would run on another device's
+  // stream: an error now, rather than a misleading one later.
+  check(cudaSetDevice(device), "cudaSetDevice (tutti's device for a copy)");
+  previous_ = now;
 }
 
 DeviceGuard::~DeviceGuard() {
-  if (previous_ >= 0) cudaSetDevice(previous_);
+  if (previous_ < 0) return;
+  // A destructor cannot throw: the failure is noted (the call in flight
+  // reports noted errors) and cleared, so the application's next
+  // cudaGetLastError does not see tutti's.
+  if (const cudaError_t e = cudaSetDevice(previous_); e != cudaSuccess) {
+    cudaGetLastError();
+    note_error(e, "cudaSetDevice (restoring the caller's device)");
+  }
 }
 
 Event::Event() : device_(current_device()) {
@@ -235,8 +246,10 @@ uint64_t noted_errors() { return g_noted_errors.load(std::memory_order_relaxed);
 std::string runtime_report() {
   std::string out;
   int runtime = 0, driver = 0;
-  cudaRuntimeGetVersion(&runtime);
-  cudaDriverGetVersion(&driver);
+  // Either may fail without a driver: the version then reads "none".
+  if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+  cudaGetLastError();
   auto version = [](int v) { return v ? str(v / 1000, ".", v % 1000 / 10) : std::string("none"); };
   out += str("  CUDA runtime:       ", version(runtime), " (tutti built with ", CUDART_VERSION / 1000,
              ".", CUDART_VERSION % 1000 / 10, ")\n");

@@ -646,8 +646,8 @@ int StagingTransport::advance(Staged& s, std::vector<std::pair<int, Tag>>& block
       const size_t n = std::min(s.inner.bytes, s.bytes);
       cudaError_t e = cudaSuccess;
       {
-        DeviceGuard guard(s.device_id);
         try {
+          DeviceGuard guard(s.device_id);
           if (!s.event) s.event.emplace();
           e = enqueue_copy(s.device, s.pinned.data(), n, CopyDirection::In, s.stream, *s.event);
         } catch (const Error& err) {

@@ -135,9 +135,15 @@ void destroy_all_communicators() {
     std::lock_guard lock(table_mutex);
     newest_first.assign(live.rbegin(), live.rend());
   }
-  for (Entry* e : newest_first) PMPI_Comm_delete_attr(e->mpi, keyval);
+  // A failure leaves a tutti communicator alive past MPI_Finalize: said, not
+  // fatal (the program is finishing).
+  for (Entry* e : newest_first)
+    if (PMPI_Comm_delete_attr(e->mpi, keyval) != MPI_SUCCESS)
+      std::fprintf(stderr, "tutti-mpi: MPI_Comm_delete_attr failed at MPI_Finalize; a tutti "
+                   "communicator was not destroyed\n");
   std::lock_guard lock(table_mutex);
-  if (keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&keyval);
+  if (keyval != MPI_KEYVAL_INVALID && PMPI_Comm_free_keyval(&keyval) != MPI_SUCCESS)
+    std::fprintf(stderr, "tutti-mpi: MPI_Comm_free_keyval failed at MPI_Finalize\n");
 }
 
 }  // namespace tutti::interpose

@@ -24,6 +24,9 @@ struct Pending {
   int status = TUTTI_SUCCESS;       // tutti's result
   bool completed = false;           // MPI_Grequest_complete called
   std::shared_ptr<void> keep;
+  // What MPI_Grequest_complete returned: where it failed, MPI never
+  // completes the request, so a wait must not ask MPI for it.
+  int complete_rc = MPI_SUCCESS;
 };
 
 std::mutex table_mutex;
@@ -31,11 +34,10 @@ std::unordered_map<MPI_Request, Pending*> table;
 std::atomic<int> outstanding{0};  // lets calls with none of ours go straight to MPI
 
 int query_pending(void*, MPI_Status* status) {
-  PMPI_Status_set_elements(status, MPI_BYTE, 0);
-  PMPI_Status_set_cancelled(status, 0);
   status->MPI_SOURCE = MPI_ANY_SOURCE;
   status->MPI_TAG = MPI_ANY_TAG;
-  return MPI_SUCCESS;
+  if (const int rc = PMPI_Status_set_elements(status, MPI_BYTE, 0); rc != MPI_SUCCESS) return rc;
+  return PMPI_Status_set_cancelled(status, 0);
 }
 
 int free_pending(void* state) {
@@ -63,7 +65,14 @@ void mark_complete(Pending* p, int status) {
   p->status = status;
   p->tutti = nullptr;
   p->completed = true;
-  PMPI_Grequest_complete(p->request);
+  p->complete_rc = PMPI_Grequest_complete(p->request);
+}
+
+// MPI_Grequest_complete failed on `p`: the MPI request will never complete.
+// Raised on the communicator (as MPI raises its own errors).
+int raise_unfinished(Pending* p) {
+  PMPI_Comm_call_errhandler(p->comm, p->complete_rc);
+  return p->complete_rc;
 }
 
 // One poll of tutti's request; true once the MPI request is complete.
@@ -143,6 +152,8 @@ int poll_until(std::vector<Ours>& ours, MpiPoll&& mpi_poll) {
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     const bool all_ours_done = advance_all(ours);
+    for (const Ours& o : ours)
+      if (o.pending->complete_rc != MPI_SUCCESS) return raise_unfinished(o.pending);
     bool satisfied = false;
     const int rc = mpi_poll(satisfied);
     if (rc != MPI_SUCCESS || satisfied) return rc;
@@ -222,6 +233,7 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   Pending* p = inside_tutti() || !request ? nullptr : find(*request);
   if (!p) return PMPI_Wait(request, status);
   finish(p);
+  if (p->complete_rc != MPI_SUCCESS) return raise_unfinished(p);
   const MPI_Comm comm = p->comm;
   const int result = p->status;
   const int rc = PMPI_Wait(request, status);  // frees p
@@ -235,6 +247,7 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
     *flag = 0;
     return MPI_SUCCESS;
   }
+  if (p->complete_rc != MPI_SUCCESS) return raise_unfinished(p);
   const MPI_Comm comm = p->comm;
   const int result = p->status;
   const int rc = PMPI_Test(request, flag, status);

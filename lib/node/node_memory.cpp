@@ -44,8 +44,8 @@ void map_every_page(char* data, size_t bytes) {
 std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_bytes,
                                                  bool shared_cores) {
   int nranks = 1, rank = 0;
-  MPI_Comm_size(comm, &nranks);
-  MPI_Comm_rank(comm, &rank);
+  check_mpi(MPI_Comm_size(comm, &nranks), "MPI_Comm_size");
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   if (data_bytes == 0 || nranks < 2) return nullptr;
   // The flag lines' layout must be the same on every rank.
   int any_shares = shared_cores ? 1 : 0;
@@ -62,18 +62,29 @@ std::unique_ptr<NodeMemory> NodeMemory::allocate(MPI_Comm comm, size_t data_byte
   const size_t allocated = total + kSegmentAlignment;
   // Rank 0 allocates the whole segment (one contiguous range with the same
   // offsets everywhere); the others map it.
-  MPI_Info info;
-  MPI_Info_create(&info);
-  MPI_Info_set(info, "alloc_shared_noncontig", "false");
+  // The hint is only a hint (rank 0 allocates everything anyway): without an
+  // info object the window is made all the same, so a failure here must not
+  // keep this rank out of the collective call below.
+  MPI_Info info = MPI_INFO_NULL;
+  if (MPI_Info_create(&info) != MPI_SUCCESS) {
+    info = MPI_INFO_NULL;
+  } else if (MPI_Info_set(info, "alloc_shared_noncontig", "false") != MPI_SUCCESS) {
+    MPI_Info_free(&info);
+    info = MPI_INFO_NULL;
+  }
   void* mine = nullptr;
   MPI_Win win = MPI_WIN_NULL;
   const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(rank == 0 ? allocated : 0), 1, info,
                                          comm, &mine, &win);
-  MPI_Info_free(&info);
+  if (info != MPI_INFO_NULL) MPI_Info_free(&info);
+  // Every rank takes the segment or none does: a rank that went on alone
+  // would wait in the barrier below for ranks that never come.
   int ok = rc == MPI_SUCCESS ? 1 : 0, all_ok = 0;
-  MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+  check_mpi(MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm),
+            "MPI_Allreduce (do all ranks have the shared segment?)");
   if (!all_ok) {
-    if (win != MPI_WIN_NULL) MPI_Win_free(&win);
+    if (win != MPI_WIN_NULL)
+      check_mpi(MPI_Win_free(&win), "MPI_Win_free (a shared segment some rank could not map)");
     return nullptr;  // no shared memory here: the shm algorithms refuse
   }
   MPI_Aint size = 0;

@@ -6,18 +6,19 @@ namespace tutti {
 
 AbortChannel::AbortChannel(MPI_Comm comm) {
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup (abort channel)");
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &size_);
+  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
   notice_ = rank_;
   check_mpi(MPI_Irecv(&from_, 1, MPI_INT, MPI_ANY_SOURCE, 0, comm_, &receive_),
             "MPI_Irecv (abort channel)");
 }
 
 AbortChannel::~AbortChannel() {
-  if (receive_ != MPI_REQUEST_NULL) {
-    MPI_Cancel(&receive_);
+  // A cancelled receive completes whatever its peers do (MPI 3.1, 3.8.4), so
+  // the wait ends. Where MPI refused the cancel it might not: the request is
+  // left to MPI rather than waited for without end.
+  if (receive_ != MPI_REQUEST_NULL && MPI_Cancel(&receive_) == MPI_SUCCESS)
     MPI_Wait(&receive_, MPI_STATUS_IGNORE);
-  }
   // Notices are small (sent eagerly); a peer that is gone must not block us.
   for (MPI_Request& r : sends_)
     if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);

@@ -63,8 +63,8 @@ std::string describe_field(Field f, const std::vector<Signature>& all) {
 
 SignatureCheck::SignatureCheck(MPI_Comm comm) {
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup (TUTTI_CHECK)");
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &size_);
+  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
 }
 
 SignatureCheck::~SignatureCheck() {

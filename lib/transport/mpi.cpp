@@ -1,6 +1,9 @@
 #include "transport/mpi.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
+#include <chrono>
 #include <climits>
 
 #include "transport/mpi_types.hpp"
@@ -14,13 +17,13 @@ constexpr size_t kMaxPiece = size_t{1} << 30;
 MpiTransport::MpiTransport(MPI_Comm comm) {
   check_mpi(MPI_Comm_dup(comm, &coll_comm_), "MPI_Comm_dup");
   check_mpi(MPI_Comm_dup(comm, &p2p_comm_), "MPI_Comm_dup");
-  MPI_Comm_set_errhandler(coll_comm_, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(comm, &rank_);
-  MPI_Comm_size(comm, &nranks_);
+  check_mpi(MPI_Comm_set_errhandler(coll_comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &nranks_), "MPI_Comm_size");
   int* ub = nullptr;
   int flag = 0;
-  MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag);
+  check_mpi(MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag), "MPI_Comm_get_attr(MPI_TAG_UB)");
   if (flag && ub) tag_ub_ = *ub;
 }
 
@@ -84,12 +87,24 @@ int MpiTransport::post_pieces(bool is_send, Pending& p, size_t until) {
 }
 
 void MpiTransport::free_requests(Pending& p) {
-  // Cancelled first: a freed receive that is still active could write into
-  // the buffer after its owner got it back.
+  // A request still active could write into (a receive) or read from (a
+  // send) the buffer after its owner got it back, so each is cancelled and
+  // then completed before the buffer is let go. MPI completes a cancelled
+  // receive locally, whatever its peer does (MPI 3.1, 3.8.4): it is waited
+  // for. A send may not be cancellable (Open MPI cannot cancel one) and then
+  // completes only when its peer takes it: it gets kSendGrace, then MPI
+  // finishes it in the background (MPI_Request_free); it only reads.
+  using Clock = std::chrono::steady_clock;
+  constexpr auto kReceiveLimit = std::chrono::seconds(10);  // a broken MPI, not a peer
+  constexpr auto kSendGrace = std::chrono::milliseconds(10);
   for (MPI_Request& r : p.requests) {
     if (r == MPI_REQUEST_NULL) continue;
-    MPI_Cancel(&r);
-    MPI_Request_free(&r);
+    const bool cancelled = MPI_Cancel(&r) == MPI_SUCCESS;
+    const auto give_up = Clock::now() + (p.is_recv && cancelled ? kReceiveLimit : kSendGrace);
+    int done = 0;
+    while (!done && MPI_Test(&r, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && Clock::now() < give_up)
+      if (!done) sched_yield();
+    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);  // not completed, or a failed test
   }
 }
 
@@ -132,7 +147,15 @@ int MpiTransport::progress() {
       }
       if (p->is_recv) {
         int count = 0;
-        MPI_Get_count(&status, MPI_BYTE, &count);
+        if (const int count_rc = MPI_Get_count(&status, MPI_BYTE, &count);
+            count_rc != MPI_SUCCESS || count == MPI_UNDEFINED) {
+          p->completion->status = TUTTI_ERR_TRANSPORT;
+          p->completion->error = str("MPI_Get_count on a received message failed: ",
+                                     count_rc != MPI_SUCCESS ? mpi_error_string(count_rc)
+                                                             : std::string("undefined count"));
+          free_requests(*p);
+          break;
+        }
         p->received += static_cast<size_t>(count);
         p->completion->source = status.MPI_SOURCE;
         if (p->peer == MPI_ANY_SOURCE) {

@@ -145,8 +145,8 @@ std::string UcxTransport::version() {
 
 UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
     : comm_(comm), peer_errors_(peer_errors), timeout_s_(timeout_s) {
-  MPI_Comm_rank(comm, &rank_);
-  MPI_Comm_size(comm, &nranks_);
+  check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &nranks_), "MPI_Comm_size");
   if (nranks_ > (1 << kSourceBits))
     fail(TUTTI_ERR_UNSUPPORTED, "the UCX transport supports up to ", 1 << kSourceBits, " ranks");
 
@@ -213,7 +213,11 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
 
   ucp_context_attr_t ctx_attr{};
   ctx_attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
-  if (ucp_context_query(context_, &ctx_attr) == UCS_OK) memory_types_ = ctx_attr.memory_types;
+  if (const ucs_status_t q = ucp_context_query(context_, &ctx_attr); q == UCS_OK)
+    memory_types_ = ctx_attr.memory_types;
+  else  // host memory only, as far as tutti knows: device buffers are staged
+    log_line(rank_, str("UCX: ucp_context_query failed (", ucs_status_string(q),
+                        "); device buffers go through host memory"));
 
   ucp_worker_params_t wparams{};
   wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;

@@ -44,8 +44,8 @@ namespace {
 void agree_on(MPI_Comm comm, const std::string& what, const std::string& error, Status status,
               uint64_t hash, const std::string& mine, const std::string& hint) {
   int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
   // (failed, hash) of every rank: one O(P) exchange.
   const uint64_t local[2] = {error.empty() ? 0u : 1u, hash};
   std::vector<uint64_t> all(2 * static_cast<size_t>(size));
@@ -111,7 +111,7 @@ uint64_t machine_hash(const model::Machine& m) {
 
 UserTuning load_job_tuning(MPI_Comm comm, const Config& cfg, const Topology& topo) {
   int rank = 0;
-  MPI_Comm_rank(comm, &rank);
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   UserTuning tuning;
   std::string error;
   Status status = TUTTI_SUCCESS;
