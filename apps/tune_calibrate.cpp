@@ -9,6 +9,8 @@
 //                     the link's eager limit and 256 KiB (the cost is
 //                     concave: a message costs the lower line), eager_bytes
 //                     where a ladder of 4-512 KiB jumps (below);
+//                     [intra] rndv_cached_* the line through 256 KiB and
+//                     1 MiB (messages whose buffers stay in the caches);
 //                     written_send_factor how much longer 256 KiB and
 //                     4 MiB take when each message sends what the one
 //                     before wrote (the sides' buffers are apart in the
@@ -173,6 +175,7 @@ struct Link {
   double eager = 0;   // the link's eager limit, 0 where no jump was seen
   std::string probe;  // the ladder's half round trips, for the file's comment
   std::string probe_written;  // those of written_factor, for the file's comment
+  std::string probe_cached;   // the cached line's second point, for the file's comment
 };
 
 // The line through two ping-pong points (bytes, us): (alpha, bytes per us).
@@ -193,6 +196,10 @@ void quiet_barrier() {
   }
 }
 
+// The cached rendezvous line's second size ([intra] rndv_cached_*, through
+// 256 KiB and this): a size whose buffers stay in the caches (1 MiB on each
+// side, send and receive, for 2 ranks) where 4 MiB does not.
+constexpr size_t kCachedLineBytes = 1 << 20;
 // The ladder of sizes behind the eager limit and the first rendezvous line.
 constexpr size_t kLadderFirst = 4 << 10, kLadderLast = 512 << 10, kLadderKnee = 256 << 10;
 // The model uses the first rendezvous line up to the size it was fitted to.
@@ -230,7 +237,7 @@ double eager_limit(const std::vector<double>& t) {
 // (on cores of the pair's own), and the rendezvous lines moved up by the
 // difference of the two latencies. On a node with a core per rank the two
 // latencies agree.
-Link measure_link(tutti_comm_t comm, int me, int b, double default_eager) {
+Link measure_link(tutti_comm_t comm, int me, int b, double default_eager, bool intra) {
   Link l;
   const double t8_busy = half_round_trip(comm, me, 0, b, 8);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -240,6 +247,7 @@ Link measure_link(tutti_comm_t comm, int me, int b, double default_eager) {
   for (size_t n = kLadderFirst; n <= kLadderLast; n *= 2)
     ladder.push_back(half_round_trip(comm, me, 0, b, n));
   const double t4m = half_round_trip(comm, me, 0, b, 4 << 20);
+  const double t_cached = intra ? half_round_trip(comm, me, 0, b, kCachedLineBytes) : 0;
   const double t256k_written = half_round_trip(comm, me, 0, b, kLadderKnee, true);
   const double t4m_written = half_round_trip(comm, me, 0, b, 4 << 20, true);
   const double gap = burst_gap(comm, me, 0, b, t8);
@@ -268,6 +276,12 @@ Link measure_link(tutti_comm_t comm, int me, int b, double default_eager) {
     l.cost.rndv_short_alpha_us += slow_wakeup;
   }
   if (l.eager > 0) l.cost.eager_bytes = l.eager;
+  if (intra) {
+    std::tie(l.cost.rndv_cached_alpha_us, l.cost.rndv_cached_bytes_per_us) =
+        line_through(kLadderKnee, at(kLadderKnee), kCachedLineBytes, t_cached);
+    l.cost.rndv_cached_alpha_us += slow_wakeup;
+    l.probe_cached = str(kCachedLineBytes >> 20, " MiB ", static_cast<int>(t_cached + 0.5), " us");
+  }
   l.cost.written_factor =
       (t256k_written / std::max(at(kLadderKnee), 1e-3) + t4m_written / std::max(t4m, 1e-3)) / 2;
   l.probe_written = str("256 KiB ", static_cast<int>(t256k_written * 10 + 0.5) / 10.0, " us, 4 MiB ",
@@ -462,8 +476,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
   model::Machine m;
   Link intra, inter;
   try {
-    if (same_node > 0) intra = measure_link(comm, me, same_node, m.eager_bytes);
-    if (other_node > 0) inter = measure_link(comm, me, other_node, m.eager_bytes);
+    if (same_node > 0) intra = measure_link(comm, me, same_node, m.eager_bytes, true);
+    if (other_node > 0) inter = measure_link(comm, me, other_node, m.eager_bytes, false);
   } catch (...) {
     tutti_comm_destroy(comm);
     throw;
@@ -523,7 +537,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
       << "# alpha: half the round trip of 8 B; beta: the slope to 4 KiB; rndv_*: the\n"
       << "# line through 256 KiB and 4 MiB; rndv_short_*: the line through the\n"
       << "# first size above eager_bytes and 256 KiB (a rendezvous message costs\n"
-      << "# the lower line), each side's buffers apart; written_send_factor:\n"
+      << "# the lower line), each side's buffers apart; rndv_cached_*: the line through\n"
+      << "# 256 KiB and 1 MiB (messages whose buffers stay in the caches); written_send_factor:\n"
       << "# sending what the last message wrote; eager_bytes: where a 4-512 KiB ladder jumps;\n"
       << "# inject: the gap between the messages of a burst of 64 of 8 B;\n"
       << "# compute: rank 0's float32 sum and memcpy over 64 MiB and up to the cache\n"
@@ -545,6 +560,11 @@ int calibrate(const std::string& path, const std::string& command_line) {
           std::snprintf(line, sizeof line, "rndv_short_alpha_us = %.3f\nrndv_short_beta_gbps = %.3f\n",
                         c.rndv_short_alpha_us, gbps(c.rndv_short_bytes_per_us));
           text += line;
+        }
+        if (c.rndv_cached_alpha_us >= 0) {
+          std::snprintf(line, sizeof line, "rndv_cached_alpha_us = %.3f\nrndv_cached_beta_gbps = %.3f",
+                        c.rndv_cached_alpha_us, gbps(c.rndv_cached_bytes_per_us));
+          text += str(line, "  # ", l.probe_cached, "\n");
         }
         text += l.eager > 0 ? str("eager_bytes = ", static_cast<long long>(l.eager), "\n")
                             : std::string("# eager_bytes: no jump seen from 4 to 512 KiB\n");

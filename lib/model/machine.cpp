@@ -60,6 +60,8 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else if (name == "intra.rndv_short_beta_gbps") m.intra.rndv_short_bytes_per_us = positive() * 1e3;
     else if (name == "inter.rndv_short_alpha_us") m.inter.rndv_short_alpha_us = v;
     else if (name == "inter.rndv_short_beta_gbps") m.inter.rndv_short_bytes_per_us = positive() * 1e3;
+    else if (name == "intra.rndv_cached_alpha_us") m.intra.rndv_cached_alpha_us = v;
+    else if (name == "intra.rndv_cached_beta_gbps") m.intra.rndv_cached_bytes_per_us = positive() * 1e3;
     else if (name == "intra.eager_bytes") m.intra.eager_bytes = v;
     else if (name == "intra.written_send_factor") m.intra.written_factor = positive();
     else if (name == "inter.written_send_factor") m.inter.written_factor = positive();
@@ -85,7 +87,8 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else
       fail(TUTTI_ERR_INVALID_ARGUMENT, where, "unknown key '", name,
            "' (known: intra.alpha_us, intra.beta_gbps, intra.rndv_alpha_us, intra.rndv_beta_gbps, "
-           "intra.rndv_short_alpha_us, intra.rndv_short_beta_gbps, intra.eager_bytes, "
+           "intra.rndv_short_alpha_us, intra.rndv_short_beta_gbps, intra.rndv_cached_alpha_us, "
+           "intra.rndv_cached_beta_gbps, intra.eager_bytes, "
            "intra.written_send_factor, inter.written_send_factor, "
            "intra.inject_us, intra.flag_us, intra.peer_read_us, intra.peer_read_gbps, "
            "intra.peer_copy_gbps, intra.peer_write_gbps, intra.peer_write_max_bytes, inter.alpha_us, "

@@ -257,7 +257,8 @@ class VirtualRun {
       in = &ingress_[static_cast<size_t>(dst_node * nics + k.dst % nics)];
     }
     const bool small = eager(k, bytes);
-    const LinkCost::Line cost = link.line(static_cast<double>(bytes), small);
+    const bool cached = same_node && m_.cached(bytes, node_ranks(k.src));
+    const LinkCost::Line cost = link.line(static_cast<double>(bytes), small, cached);
     // A flag through the segment is a store another core sees, not a
     // message; but where ranks share cores its waiter may first have to be
     // woken, which the link's alpha, calibrated at that shape, includes.

@@ -98,7 +98,10 @@ uint64_t machine_hash(const model::Machine& m) {
                            m.intra.rndv_short_alpha_us, m.intra.rndv_short_bytes_per_us,
                            m.inter.rndv_short_alpha_us, m.inter.rndv_short_bytes_per_us,
                            m.intra.eager_bytes,   m.inter.eager_bytes,
-                           m.peer_copy_bytes_per_us};
+                           m.peer_copy_bytes_per_us, m.peer_write_bytes_per_us,
+                           m.peer_write_max_bytes, m.peer_read_bytes_per_us,
+                           m.intra.written_factor, m.inter.written_factor,
+                           m.intra.rndv_cached_alpha_us, m.intra.rndv_cached_bytes_per_us};
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (const unsigned char c : std::string(reinterpret_cast<const char*>(fields), sizeof fields)) {
     h ^= c;

@@ -562,6 +562,40 @@ TEST_CASE("model: the first rendezvous sizes and per-link eager limits", "[model
 }
 
 
+// Inside a node, a rendezvous message whose bytes times the node's ranks fit
+// in compute.cache_bytes follows the cached line (rndv_cached_*); a larger
+// one, or one between nodes, the large line.
+TEST_CASE("model: messages whose buffers stay in the caches take the cached line", "[model]") {
+  const model::Machine m = model::parse_machine(
+      "[intra]\nalpha_us = 0.3\nbeta_gbps = 6\nrndv_alpha_us = 0\nrndv_beta_gbps = 6\n"
+      "rndv_cached_alpha_us = 3\nrndv_cached_beta_gbps = 12\neager_bytes = 8192\n"
+      "[compute]\ncache_bytes = 4194304\ncopy_gbps = 1000000\nreduce_gbps = 1000000\n"
+      "[protocol]\ncall_us = 0\n",
+      "cached.toml");
+  CHECK(m.intra.rndv_cached_alpha_us == 3);
+  CHECK(m.intra.rndv_cached_bytes_per_us == 12e3);
+  const double mib = 1 << 20;
+  CHECK(m.intra.line(mib, false, true).us(mib) == Approx(3 + mib / 12e3));
+  CHECK(m.intra.line(mib, false, false).us(mib) == Approx(mib / 6e3));
+  CHECK(m.intra.line(4096, true, true).us(4096) == Approx(0.3 + 4096 / 6e3));  // eager: never
+  CHECK(m.cached(1 << 20, 2));
+  CHECK_FALSE(m.cached(4 << 20, 2));
+
+  const algos::Algorithm* bcast = algos::find_algorithm(Collective::Bcast, "tree");
+  REQUIRE(bcast);
+  const Topology node = model::model_topology(2, 2);
+  CollArgs args{.coll = Collective::Bcast, .count = (1 << 20) / 4, .dtype = Datatype::Float32};
+  args.params.chunk_bytes = 16 << 20;
+  CHECK(model::predict(*bcast, args, node, m).us == Approx(3 + mib / 12e3));
+  args.count = (4 << 20) / 4;  // 4 MiB x 2 ranks: beyond the cache
+  CHECK(model::predict(*bcast, args, node, m).us == Approx(4 * mib / 6e3));
+  // Without a cache term every size takes the large line.
+  model::Machine no_cache = m;
+  no_cache.cache_bytes = 0;
+  args.count = (1 << 20) / 4;
+  CHECK(model::predict(*bcast, args, node, no_cache).us == Approx(mib / 6e3));
+}
+
 TEST_CASE("model: a message of bytes its sender just wrote costs written_send_factor more",
           "[model]") {
   const model::Machine m = model::parse_machine(
