@@ -47,7 +47,7 @@ class MpiTransport : public Transport {
   // Posts pieces [p.posted, until); MPI's error code (pieces posted stay).
   int post_pieces(bool is_send, Pending& p, size_t until);
   // Cancels and frees every request still held.
-  static void free_requests(Pending& p);
+  void free_requests(Pending& p);
   void map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const;
 
   MPI_Comm coll_comm_ = MPI_COMM_NULL, p2p_comm_ = MPI_COMM_NULL;
