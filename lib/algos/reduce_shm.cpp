@@ -1,11 +1,12 @@
 // reduce "shm": through the node's shared segment (single-node jobs).
 //   Steps:    per chunk (params.chunk_bytes, capped by the segment): every
-//             rank copies its chunk into its slot; full synchronisation;
-//             the root reduces all P slots in rank order into its output;
-//             then avg. Chunks alternate parities (shm_common.hpp): no
+//             rank but the root copies its chunk into its slot; full
+//             synchronisation; the root reduces the P chunks (its own
+//             from its input) in rank order into its output; then avg. Chunks alternate parities (shm_common.hpp): no
 //             closing synchronisation.
-//   Traffic:  one copy in per rank; the root reads P x n from the shared
-//             cache and writes n. No messages.
+//   Traffic:  one copy in per rank but the root (in place on a root
+//             above 1: the root too); the root reads (P-1) x n from the
+//             shared cache and its own n, and writes n. No messages.
 //   Scratch:  none; shared: 2 x P x chunk.
 //   Rounds:   2 per chunk.
 //   Small:    a vector of at most carry_bytes (384 bytes on up to 16
@@ -24,6 +25,18 @@ namespace tutti::algos {
 namespace {
 
 Refusal refuse(const CollArgs& a, const Topology& topo) { return refuse_shm(a, topo, 1); }
+
+// Whether the root copies its own vector into its slot like the others.
+// It need not: it reduces from its input where it lies, which saves a copy
+// of the vector on the rank that does all the reducing (2 ranks, 64 KiB
+// back to back: the root's work per call drops from a copy and a reduction
+// to the reduction). In place, the output overwrites the input as the
+// reduction goes; that is safe where the input is the first or second
+// operand of the first pass (host_reduce: dst may be exactly a or b), i.e.
+// on roots 0 and 1; a later root still stages its vector first.
+bool root_stages_own(const CollArgs& a, int rank) {
+  return rank == a.root && a.in_place && a.root > 1;
+}
 
 // The vectors travel to the root only, and nobody answers (the flag lines'
 // acknowledgements keep a sender at most signal_groups calls ahead).
@@ -53,13 +66,16 @@ void build(ScheduleBuilder& b) {
   if (n == 0) return;
   if (shm_fits_inline(n, p)) return build_inline(b, n);
   const ShmSlots slots = shm_slots(b, 1, n);
+  const bool root_stages = root_stages_own(a, r);
   for (size_t off = 0; off < n; off += slots.slot) {
     const size_t c = std::min(slots.slot, n - off);
     const int parity = b.begin_shm_chunk();
-    b.copy(slots.at(parity, r), input(off), c);
+    if (r != a.root || root_stages) b.copy(slots.at(parity, r), input(off), c);
     append_shm_sync_all(b);
     if (r == a.root)
-      append_reduce_in_rank_order(b, output(off), c, [&](int q) { return slots.at(parity, q); });
+      append_reduce_in_rank_order(b, output(off), c, [&](int q) {
+        return q == r && !root_stages ? input(off) : slots.at(parity, q);
+      });
   }
 }
 
@@ -80,10 +96,13 @@ bool run_direct_inline(const DirectCall& c, size_t n) {
 // the engine would use.
 bool run_direct_slots(const DirectCall& c, size_t n) {
   const DirectSlots slots(c);
-  std::memcpy(slots.at(c.rank), c.input, n);
+  const bool root = c.rank == c.args.root, root_stages = root_stages_own(c.args, c.rank);
+  if (!root || root_stages) std::memcpy(slots.at(c.rank), c.input, n);
   if (!direct_sync_all(c)) return false;
-  if (c.rank == c.args.root)
-    direct_reduce_in_rank_order(c, c.output, [&](int q) { return slots.at(q); });
+  if (root)
+    direct_reduce_in_rank_order(c, c.output, [&](int q) {
+      return q == c.rank && !root_stages ? c.input : slots.at(q);
+    });
   return true;
 }
 
