@@ -1,13 +1,16 @@
 // reduce_scatter "shm": through the node's shared segment (single-node jobs).
 //   Steps:    per chunk of the result block (params.chunk_bytes, capped by
-//             the segment): every rank copies the chunk of each of its P
-//             input blocks into its P slots; full synchronisation; rank r
-//             reduces slot r of every rank, in rank order, into its output;
+//             the segment): every rank copies the chunk of each of its
+//             input blocks but its own into its slots; full
+//             synchronisation; rank r reduces slot r of every other rank and
+//             its own block where it lies, in rank order, into its output;
 //             then avg. Chunks alternate parities (shm_common.hpp): no
-//             closing synchronisation.
-//   Traffic:  per rank, the input read once, the output written once, and
-//             1/P of the staged data read from every peer: no rank reduces
-//             more than its own block.
+//             closing synchronisation. In place the output is block 0 of
+//             the input: rank 0's own operand is then exactly the output,
+//             which host_reduce allows as the first operand.
+//   Traffic:  per rank, the input read once, (P-1)/P of it staged, the
+//             output written once, and 1/P of the staged data read from
+//             every peer: no rank reduces more than its own block.
 //   Scratch:  none; shared: 2 x P x P x chunk.
 //   Rounds:   2 per chunk.
 //   Small:    blocks of at most carry_bytes (384 bytes on up to 16 ranks)
@@ -45,9 +48,12 @@ void build(ScheduleBuilder& b) {
   for (size_t off = 0; off < m; off += slots.slot) {
     const size_t c = std::min(slots.slot, m - off);
     const int parity = b.begin_shm_chunk();
-    for (int q = 0; q < p; ++q) b.copy(slots.at(parity, r, q), input(q * m + off), c);
+    for (int q = 0; q < p; ++q)
+      if (q != r) b.copy(slots.at(parity, r, q), input(q * m + off), c);
     append_shm_sync_all(b);
-    append_reduce_in_rank_order(b, output(off), c, [&](int q) { return slots.at(parity, q, r); });
+    append_reduce_in_rank_order(b, output(off), c, [&](int q) {
+      return q == r ? input(r * m + off) : slots.at(parity, q, r);
+    });
   }
 }
 
