@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdlib>
 
 namespace tutti::interpose {
@@ -60,15 +61,26 @@ Policy::Choice Policy::choose_on_trial(Coll coll, size_t bytes) {
     c.next_trial = std::min(kMaxRetrialGap, c.next_trial * 4);
   }
   const int per_side = timed_per_side(bytes);
-  return {trial_side(static_cast<int>(c.calls), per_side), true, slot, per_side};
+  const int call = static_cast<int>(c.calls);
+  const bool starts_run = call == 1 || call == per_side + 2;
+  return {trial_side(call, per_side), true, slot, per_side, starts_run};
 }
 
-void Policy::record(const Choice& choice, double seconds, MPI_Comm comm) {
+void Policy::record(const Choice& choice, double start, double end, MPI_Comm comm,
+                    bool timing_failed) {
   Class& c = classes_[choice.slot];
   const int call = static_cast<int>(c.calls);
-  if (trial_is_timed(call, choice.per_side)) c.seconds[static_cast<int>(choice.side)] += seconds;
+  if (choice.starts_run) c.run_start = start;
+  c.timing_failed = c.timing_failed || timing_failed;
+  // A side's last timed call ends its run.
+  if (call == choice.per_side || call == 2 * choice.per_side + 1)
+    c.seconds[static_cast<int>(choice.side)] = end - c.run_start;
   ++c.calls;
   if (call + 1 < 2 + 2 * choice.per_side) return;
+  // A rank whose barrier failed makes both sides' slowest times infinite,
+  // a tie, which every rank reads as tutti.
+  if (c.timing_failed) c.seconds = {HUGE_VAL, HUGE_VAL};
+  c.timing_failed = false;
   std::array<double, 2> slowest{};
   c.trying = false;
   if (PMPI_Allreduce(c.seconds.data(), slowest.data(), 2, MPI_DOUBLE, MPI_MAX, comm) !=

@@ -3,8 +3,17 @@
 // first calls run on tutti, then as many on the MPI library (a warm-up call
 // each, then TUTTI_MPI_TRIALS timed calls each, default 4, consecutive so
 // that back-to-back calls are timed at their rate), the ranks agree on the
-// slowest rank's total for each side (one small PMPI_Allreduce), and later
-// calls of that class go to the faster side. The decision is taken at the
+// slowest rank's time for each side's run (one small PMPI_Allreduce), and
+// later calls of that class go to the faster side.
+//
+// A side's run is timed as a stream: the ranks start it together (a
+// PMPI_Barrier before its first timed call) and each rank times it from
+// there to the end of its last call. Why not the sum of each call's own
+// time: an MPI root that sends eagerly returns at once, and its receivers,
+// still finishing tutti's run when the root started MPI's, then find every
+// message waiting; each side's calls alone then looked 2-3x faster than
+// the pair can stream them, and the trial chose MPI for 8-byte bcast in 3
+// of 8 jobs where tutti streamed faster (2026-11-30). The decision is taken at the
 // same call on every rank, from values every rank agrees on, so all ranks of
 // a call take the same side. TUTTI_MPI_TRIALS=0 sends every call tutti
 // serves to tutti.
@@ -50,6 +59,7 @@ class Policy {
     bool trial = false;  // a trial call: time it and record()
     int slot = -1;
     int per_side = 0;  // a trial's class: timed calls per side
+    bool starts_run = false;  // the first timed call of a side: the ranks start it together
   };
 
   // For a blocking call. A decided class is answered inline: every call
@@ -62,9 +72,13 @@ class Policy {
   }
   // For a non-blocking call: the decided side, tutti until then.
   Side decided(Coll coll, size_t bytes) const;
-  // After a trial call: its time on this rank. The last trial of a class
-  // agrees with the other ranks of `comm` (collective, as the call was).
-  void record(const Choice& choice, double seconds, MPI_Comm comm);
+  // After a trial call: when it started and ended on this rank (seconds;
+  // a starts_run call's start is the end of the barrier before it). The
+  // last trial of a class agrees with the other ranks of `comm`
+  // (collective, as the call was). `timing_failed`: the barrier before
+  // the call failed, so this rank's run times mean nothing.
+  void record(const Choice& choice, double start, double end, MPI_Comm comm,
+              bool timing_failed = false);
 
   // Timed calls per side for calls of `bytes`: TUTTI_MPI_TRIALS, times
   // kSmallFactor below kSmallBytes. Why more for small calls: they take a
@@ -86,7 +100,9 @@ class Policy {
   static constexpr int kClasses = 48;
   struct Class {
     uint32_t calls = 0;                 // calls of the running trial so far
-    std::array<double, 2> seconds{};    // its timed totals: tutti, mpi
+    std::array<double, 2> seconds{};    // its timed runs: tutti, mpi
+    double run_start = 0;               // the running side's first timed call's start
+    bool timing_failed = false;         // a barrier before a run failed on this rank
     int8_t winner = -1;                 // -1 undecided, else a Side (kept while re-trying)
     bool trying = true;                 // a trial runs
     uint32_t since = 0;                 // calls since the last decision

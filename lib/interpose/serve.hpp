@@ -53,6 +53,8 @@ int serve(MPI_Comm comm, Coll coll, CheckArgs&& check_args, Bytes&& bytes, RunTu
   const Route route = route_call(comm, check_args);
   if (!route.tutti) return run_mpi();
   const Policy::Choice choice = route.policy->choose(coll, bytes());
+  // A side's timed run starts on every rank at once (policy.hpp).
+  const bool timing_failed = choice.starts_run && PMPI_Barrier(comm) != MPI_SUCCESS;
   const double start = choice.trial ? PMPI_Wtime() : 0;
   int rc;
   if (choice.side == Policy::Side::mpi) {
@@ -67,7 +69,7 @@ int serve(MPI_Comm comm, Coll coll, CheckArgs&& check_args, Bytes&& bytes, RunTu
     count_ran_in_tutti();
     rc = status == 0 ? MPI_SUCCESS : raise_tutti_error(comm, status);
   }
-  if (choice.trial) route.policy->record(choice, PMPI_Wtime() - start, comm);
+  if (choice.trial) route.policy->record(choice, start, PMPI_Wtime(), comm, timing_failed);
   return rc;
 }
 

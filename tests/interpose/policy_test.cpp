@@ -1,8 +1,9 @@
 // libtutti-mpi's policy (lib/interpose/policy.*) on its own, under mpirun:
 // the trials run as one block of calls on tutti, then one on the MPI library
 // (a back-to-back program is timed at its back-to-back rate), warm-up calls
-// are not counted, and every rank keeps the side that the slowest rank's
-// times favour, even when its own times say otherwise.
+// are not counted, each side's run is timed from its first timed call's
+// start to its last one's end, and every rank keeps the side that the
+// slowest rank's times favour, even when its own times say otherwise.
 #include <mpi.h>
 
 #include <cstdio>
@@ -31,6 +32,7 @@ const char* name(Policy::Side s) { return s == Policy::Side::mpi ? "mpi" : "tutt
 void run_trials(Policy& policy, Coll coll, size_t bytes, int trials,
                 double (*seconds)(Policy::Side side, bool timed, int rank), int rank) {
   check(Policy::timed_per_side(bytes) == trials, "timed calls per side by size");
+  double clock = 0;  // this rank's time: each call starts where the last ended
   for (int call = 0; call < 2 + 2 * trials; ++call) {
     const Policy::Choice c = policy.choose(coll, bytes);
     const Policy::Side expected = call <= trials ? Policy::Side::tutti : Policy::Side::mpi;
@@ -39,7 +41,11 @@ void run_trials(Policy& policy, Coll coll, size_t bytes, int trials,
     const bool timed = call != 0 && call != trials + 1;
     check(Policy::trial_is_timed(call, trials) == timed, "the first call of each side is a warm-up",
           call);
-    policy.record(c, seconds(c.side, timed, rank), MPI_COMM_WORLD);
+    check(c.starts_run == (call == 1 || call == trials + 2),
+          "each side's first timed call starts its run", call);
+    const double start = clock;
+    clock += seconds(c.side, timed, rank);
+    policy.record(c, start, clock, MPI_COMM_WORLD);
   }
 }
 
@@ -113,6 +119,20 @@ int main(int argc, char** argv) {
             !policy.choose(Coll::alltoallv, 1 << 20).trial &&
             policy.choose(Coll::alltoallv, 1 << 20).side == Policy::Side::mpi,
         "alltoallv: one class whatever the size");
+
+  // A barrier before a run that failed on one rank: its times mean
+  // nothing, and every rank keeps tutti though MPI's times are lower.
+  {
+    double clock = 0;
+    for (int call = 0; call < 2 + 2 * small; ++call) {
+      const Policy::Choice c = policy.choose(Coll::gather, 8);
+      const double start = clock;
+      clock += c.side == Policy::Side::mpi ? 0.1 : 0.2;
+      policy.record(c, start, clock, MPI_COMM_WORLD, rank == size - 1 && call == small + 2);
+    }
+    check(policy.choose(Coll::gather, 8).side == Policy::Side::tutti,
+          "a failed barrier on one rank: tutti everywhere");
+  }
 
   int all_failed = 0;
   MPI_Allreduce(&failed, &all_failed, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
