@@ -331,6 +331,16 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Scatter, 64 * K, kAny, "shm", 256 * K).shared_cores = true;
     add_one_node(Collective::Gather, 64 * K, 4 * M, "cma", 0).ranks.lo = 3;
     rules.back().shared_cores = false;
+    // Where ranks share cores, 4 or more of them, the mid-size allreduce
+    // goes through the segment as a reduce-scatter then an allgather
+    // (hierarchical_shm on one node): each rank reduces 1/P of the vector
+    // instead of all of it. 4 ranks on 2 cores, 4 alternating jobs per
+    // algorithm, both methods, 128 KiB-2 MiB: 0.44-0.68 of Open MPI's time
+    // against shm's 0.56-1.09 (1 MiB: 248-406 us against 461-484); level
+    // at 64 KiB and 4 MiB; on 3 ranks ahead only at 1 MiB
+    // (docs/perf/np4-allreduce-hierarchical-2026-11-30.txt).
+    add_one_node(Collective::Allreduce, 128 * K, 4 * M, "hierarchical_shm", 0).ranks.lo = 4;
+    rules.back().shared_cores = true;
     add_one_node(Collective::Allreduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Bcast, 0, kAny, "shm", 1 * M);

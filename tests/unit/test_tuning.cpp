@@ -648,8 +648,30 @@ TEST_CASE("on 3 ranks and more the cma rules hold only where every rank has its 
         {Collective::Gather, 1 << 20}, {Collective::Scatter, 128 << 10}};
     for (const auto& [c, bytes] : cases) {
       INFO(collective_name(c) << " " << bytes << " B");
-      CHECK(picks(c, bytes) == (shared ? "shm" : "cma"));
+      // Shared cores: the segment; the mid-size allreduce as a
+      // reduce-scatter and an allgather through it.
+      const char* segment = c == Collective::Allreduce ? "hierarchical_shm" : "shm";
+      CHECK(picks(c, bytes) == (shared ? segment : "cma"));
     }
+  }
+}
+
+TEST_CASE("4 ranks and more sharing cores: the mid-size allreduce reduces 1/P each through the segment",
+          "[tuning]") {
+  for (int ranks : {3, 4, 8}) {
+    Topology topo = Topology::single_node(ranks, 1 << 20);
+    topo.shared_cores = true;
+    Dispatcher d(TuningTable(std::vector<TuningRule>{}), topo);
+    auto picks = [&](uint64_t bytes) {
+      return std::string(d.select(call(Collective::Allreduce, bytes, ranks), "", "").algorithm->name);
+    };
+    INFO(ranks << " ranks");
+    const char* mid = ranks >= 4 ? "hierarchical_shm" : "shm";
+    CHECK(picks(64 << 10) == "shm");
+    CHECK(picks(128 << 10) == mid);
+    CHECK(picks(1 << 20) == mid);
+    CHECK(picks((4 << 20) - 4) == mid);
+    CHECK(picks(4 << 20) == "shm");
   }
 }
 
