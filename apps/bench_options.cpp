@@ -31,7 +31,9 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
                        all of tutti's calls, then all of MPI's): what a loop of
                        calls in an application sees. Time = the median over
                        10 segments of the stream of a segment's time per call.
-                       Default: a barrier before each timed call
+                       Streams of quick calls are lengthened (by the warm-up's
+                       pace, up to 131072 calls) so that a segment lasts about
+                       20 us. Default: a barrier before each timed call
   --algorithm NAME     force this algorithm (else the dispatcher chooses)
   --root R             root of rooted collectives                          [0]
   --in-place           use TUTTI_IN_PLACE

@@ -60,6 +60,15 @@ constexpr int kRoundTrips = 1000;
 constexpr int kExchangeTrips = 1000;
 // Segments a --back-to-back stream is read in (run_size's `stream`).
 constexpr int kStreamSegments = 10;
+// The least a segment of a --back-to-back stream should last, and the most
+// calls a stream is lengthened to for that. Why: 20 calls of 0.1 us (the
+// default --iters) make segments of two calls, 0.2 us, which two clock
+// reads (20-30 ns each) and a single late cache line move by 10-40%; a
+// sweep at that length read 8-512 B scatter at 1.17-1.48 of Open MPI's
+// time on 2 ranks, where streams of 2,000 calls read 0.89-1.01
+// (2026-11-30).
+constexpr double kMinSegmentSeconds = 20e-6;
+constexpr int kMaxStreamCalls = 1 << 17;
 
 // What each rank of a 2-rank call of `coll` on `bytes` hands the other:
 // the whole vector for allreduce (and the root's for bcast and reduce), one
@@ -166,10 +175,26 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
   };
 
   if (bounds) bounds->prepare_copy(row.bytes);
+  double quickest_warmup = HUGE_VAL;
   for (int i = 0; i < o.warmup; ++i) {
+    const double t0 = MPI_Wtime();
     call();
     if (o.compare_mpi) call_mpi();
+    quickest_warmup = std::min(quickest_warmup, MPI_Wtime() - t0);
     if (bounds) bounds->timed_copy();
+  }
+  // --back-to-back: calls per stream, at least --iters, and enough for
+  // segments of kMinSegmentSeconds at the pace of the quickest warm-up
+  // call (the first ones build schedules and fault pages in), the slowest
+  // rank's, so that every rank makes the same number of calls; tutti and
+  // the MPI library make the same number too.
+  int stream_calls = o.iters;
+  if (o.back_to_back && o.warmup > 0) {
+    MPI_Allreduce(MPI_IN_PLACE, &quickest_warmup, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    const double per_call = quickest_warmup / (o.compare_mpi ? 2 : 1);
+    const double wanted = kStreamSegments * kMinSegmentSeconds / std::max(per_call, 1e-9);
+    stream_calls = static_cast<int>(std::clamp(wanted, static_cast<double>(o.iters),
+                                               static_cast<double>(std::max(o.iters, kMaxStreamCalls))));
   }
   std::vector<double> tutti_s, mpi_s, copy_s;
   // Seconds per call of `batch` back-to-back calls, after a barrier.
@@ -191,12 +216,12 @@ BenchRow run_size(const Job& job, const BenchOptions& o, Collective coll, uint64
   // the stream's time (docs/perf/b2b-stream-vs-single-2026-11-30.txt); a
   // clock read after every call also slowed both sides' streams. The median
   // over segments still drops a segment that a descheduling hit.
-  auto stream = [&o](auto&& once, std::vector<double>& seconds) {
-    const int segments = std::min(o.iters, kStreamSegments);
+  auto stream = [stream_calls](auto&& once, std::vector<double>& seconds) {
+    const int segments = std::min(stream_calls, kStreamSegments);
     MPI_Barrier(MPI_COMM_WORLD);
     double start = MPI_Wtime();
     for (int s = 0, done = 0; s < segments; ++s) {
-      const int end = static_cast<int>(static_cast<long>(o.iters) * (s + 1) / segments);
+      const int end = static_cast<int>(static_cast<long>(stream_calls) * (s + 1) / segments);
       for (int i = done; i < end; ++i) once();
       const double now = MPI_Wtime();
       seconds.push_back((now - start) / (end - done));
