@@ -342,6 +342,16 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Allreduce, 128 * K, 4 * M, "hierarchical_shm", 0).ranks.lo = 4;
     rules.back().shared_cores = true;
     add_one_node(Collective::Allreduce, 0, kAny, "shm", 256 * K);
+    // 2 ranks' reduce of 64-512 KiB through the segment in two chunks:
+    // the other rank copies the second in while the root reduces the first
+    // (since 2026-11-30 the root reduces its own vector from its input, so
+    // the two halves of the work are level). 4 alternating jobs a variant,
+    // cores close: with a barrier 64/128/256 KiB 0.89/1.03/0.95 of Open
+    // MPI's time against one chunk's 0.97/1.06/1.06, back to back
+    // 0.80-0.90 against 0.83-0.92 (docs/perf/reduce-halves-2026-11-30.txt).
+    add_one_node(Collective::Reduce, 64 * K, 128 * K, "shm", 32 * K).ranks = {2, 3};
+    add_one_node(Collective::Reduce, 128 * K, 256 * K, "shm", 64 * K).ranks = {2, 3};
+    add_one_node(Collective::Reduce, 256 * K, 512 * K, "shm", 128 * K).ranks = {2, 3};
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Bcast, 0, kAny, "shm", 1 * M);
     add_one_node(Collective::Allgather, 0, kAny, "shm", 256 * K);

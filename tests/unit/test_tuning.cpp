@@ -695,6 +695,19 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(two_ranks, Collective::Alltoall, 16 << 10, 2) == "shm");
   CHECK(picks(two_ranks, Collective::Alltoall, 256 << 10, 2) == "shm");
   CHECK(picks(one_node, Collective::Reduce, 8, 4) == "shm");
+  // 2 ranks' mid-size reduce in two chunks (the root reduces one while the
+  // other rank copies the next in); elsewhere one chunk of up to 256 KiB.
+  for (const auto& [bytes, chunk] : {std::pair<uint64_t, size_t>{32 << 10, 256 << 10},
+                                     {64 << 10, 32 << 10}, {(128 << 10) - 4, 32 << 10},
+                                     {128 << 10, 64 << 10}, {256 << 10, 128 << 10},
+                                     {512 << 10, 256 << 10}}) {
+    INFO("reduce " << bytes << " B on 2 ranks");
+    dec = two_ranks.select(call(Collective::Reduce, bytes, 2), "", "");
+    CHECK(dec.algorithm->name == "shm");
+    CHECK(dec.params.chunk_bytes == chunk);
+  }
+  dec = one_node.select(call(Collective::Reduce, 128 << 10, 4), "", "");
+  CHECK(dec.params.chunk_bytes == 256 << 10);
   CHECK(picks(one_node, Collective::Bcast, 4 << 10, 4) == "shm");
   CHECK(picks(one_node, Collective::Barrier, 0, 4) == "shm");
   // Where ranks share cores, the barrier goes through one leader.
