@@ -2,8 +2,9 @@
 //   Steps:    per chunk (params.chunk_bytes, capped by the segment): every
 //             rank but the root copies its chunk into its slot; full
 //             synchronisation; the root reduces the P chunks (its own
-//             from its input) in rank order into its output; then avg. Chunks alternate parities (shm_common.hpp): no
-//             closing synchronisation.
+//             from its input) in rank order into its output; then avg.
+//             Chunks alternate parities (shm_common.hpp): no closing
+//             synchronisation.
 //   Traffic:  one copy in per rank but the root (in place on a root
 //             above 1: the root too); the root reads (P-1) x n from the
 //             shared cache and its own n, and writes n. No messages.

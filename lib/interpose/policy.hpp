@@ -11,11 +11,11 @@
 // there to the end of its last call. Why not the sum of each call's own
 // time: an MPI root that sends eagerly returns at once, and its receivers,
 // still finishing tutti's run when the root started MPI's, then find every
-// message waiting; each side's calls alone then looked 2-3x faster than
-// the pair can stream them, and the trial chose MPI for 8-byte bcast in 3
-// of 8 jobs where tutti streamed faster (2026-11-30). The decision is taken at the
-// same call on every rank, from values every rank agrees on, so all ranks of
-// a call take the same side. TUTTI_MPI_TRIALS=0 sends every call tutti
+// message waiting, so MPI's calls alone looked faster than the pair can
+// stream them (2 ranks, 8-64 B one-way calls: MPI chosen for 6-8 of 8 such
+// classes in every job; with streams 1-7, 2026-11-30). The decision is
+// taken at the same call on every rank, from values every rank agrees on,
+// so all ranks of a call take the same side. TUTTI_MPI_TRIALS=0 sends every call tutti
 // serves to tutti.
 //
 // A decision is tried again after kFirstRetrial more calls of its class,
@@ -25,8 +25,8 @@
 // runs), and a wrong pick would otherwise last the whole job. Until the new
 // trial has decided, non-blocking calls keep the old side. The cost: a
 // re-trial runs its timed calls plus one on the slower side (33 below 16
-// KiB, 5 above, by default) per 1,024 calls of the class the first time,
-// per 4,096 the next, and so on.
+// KiB, 5 above, by default) and two barriers per 1,024 calls of the class
+// the first time, per 4,096 the next, and so on.
 //
 // Why measure rather than ask tutti's dispatcher: the dispatcher's rules say
 // which of tutti's algorithms is best, not whether the MPI library beats it
