@@ -31,6 +31,15 @@ Policy::Side Policy::trial_side(int call, int per_side) {
 
 bool Policy::trial_is_timed(int call, int per_side) { return call != 0 && call != per_side + 1; }
 
+bool Policy::starts_run(int call, int per_side) {
+  return trial_is_timed(call, per_side) && !trial_is_timed(call - 1, per_side);
+}
+
+bool Policy::ends_run(int call, int per_side) {
+  const bool last_call = call + 1 == 2 + 2 * per_side;
+  return trial_is_timed(call, per_side) && (last_call || !trial_is_timed(call + 1, per_side));
+}
+
 // One run of calls on each side: call 0 warms tutti up (it builds its
 // schedule), calls 1..T are timed on tutti, call T+1 warms the MPI library
 // up (it picks its algorithm, and the ranks leave tutti's last call at
@@ -62,8 +71,7 @@ Policy::Choice Policy::choose_on_trial(Coll coll, size_t bytes) {
   }
   const int per_side = timed_per_side(bytes);
   const int call = static_cast<int>(c.calls);
-  const bool starts_run = call == 1 || call == per_side + 2;
-  return {trial_side(call, per_side), true, slot, per_side, starts_run};
+  return {trial_side(call, per_side), true, slot, per_side, starts_run(call, per_side)};
 }
 
 void Policy::record(const Choice& choice, double start, double end, MPI_Comm comm,
@@ -72,9 +80,7 @@ void Policy::record(const Choice& choice, double start, double end, MPI_Comm com
   const int call = static_cast<int>(c.calls);
   if (choice.starts_run) c.run_start = start;
   c.timing_failed = c.timing_failed || timing_failed;
-  // A side's last timed call ends its run.
-  if (call == choice.per_side || call == 2 * choice.per_side + 1)
-    c.seconds[static_cast<int>(choice.side)] = end - c.run_start;
+  if (ends_run(call, choice.per_side)) c.seconds[static_cast<int>(choice.side)] = end - c.run_start;
   ++c.calls;
   if (call + 1 < 2 + 2 * choice.per_side) return;
   // A rank whose barrier failed makes both sides' slowest times infinite,

@@ -93,6 +93,10 @@ class Policy {
   // call of each side warms it up).
   static Side trial_side(int call, int per_side);
   static bool trial_is_timed(int call, int per_side);
+  // Whether the `call`-th trial call is the first / the last timed call of
+  // its side: where that side's run starts and ends (from trial_is_timed).
+  static bool starts_run(int call, int per_side);
+  static bool ends_run(int call, int per_side);
   static constexpr uint32_t kFirstRetrial = 1024;
   static constexpr uint32_t kMaxRetrialGap = 1u << 22;
 
