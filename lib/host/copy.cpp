@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <string_view>
 
 #include "host/reduce.hpp"
@@ -15,8 +17,8 @@ namespace tutti {
 namespace {
 
 // Below this glibc copies with vector moves, which do not care about
-// alignment; from the upper bound on it stops using `rep movsb` (and, much
-// further up, switches to non-temporal stores that a plain loop lacks).
+// alignment; from the upper bound on it stops using `rep movsb` (and from
+// host_streaming_copy_min_bytes() on host_copy streams).
 constexpr size_t kLoopMinBytes = 2048;
 constexpr size_t kLoopMaxBytes = size_t{1} << 20;
 
@@ -95,7 +97,37 @@ void copy_loop(char* d, const char* s, size_t n) {
 #endif
 }
 
+// The size of the largest cache Linux lists for cpu0 (index3 on x86: the
+// L3), in bytes; 0 where it lists none.
+size_t last_level_cache_bytes() {
+  size_t largest = 0;
+  for (int index = 0; index < 8; ++index) {
+    std::ifstream in("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/size");
+    std::string text;
+    if (!(in >> text)) continue;
+    size_t pos = 0;
+    unsigned long long value = 0;
+    try {
+      value = std::stoull(text, &pos);
+    } catch (...) {
+      continue;
+    }
+    const std::string unit = text.substr(pos);
+    const size_t scale = unit == "K" ? 1024 : unit == "M" ? size_t{1} << 20 : unit.empty() ? 1 : 0;
+    largest = std::max(largest, static_cast<size_t>(value) * scale);
+  }
+  return largest;
+}
+
 }  // namespace
+
+size_t host_streaming_copy_min_bytes() {
+  static const size_t min_bytes = [] {
+    const size_t llc = last_level_cache_bytes();
+    return llc > 0 ? std::max(llc / 8, size_t{1} << 20) : size_t{4} << 20;
+  }();
+  return min_bytes;
+}
 
 void host_copy_streaming(void* dst, const void* src, size_t bytes) {
   char* d = static_cast<char*>(dst);
@@ -112,6 +144,10 @@ void host_copy(void* dst, const void* src, size_t bytes) {
   char* d = static_cast<char*>(dst);
   const char* s = static_cast<const char*>(src);
   if (d == s || bytes == 0) return;
+  if (bytes >= host_streaming_copy_min_bytes() && !overlapping(d, s, bytes)) {
+    copy_loop<Stores::Streaming>(d, s, bytes);
+    return;
+  }
   const uintptr_t distance = reinterpret_cast<uintptr_t>(d) - reinterpret_cast<uintptr_t>(s);
   const bool same_line_offset = (distance & 63) == 0;
   if (same_line_offset || bytes < kLoopMinBytes || bytes >= kLoopMaxBytes ||

@@ -18,6 +18,13 @@ namespace tutti {
 // memmove semantics: the ranges may overlap.
 void host_copy(void* dst, const void* src, size_t bytes);
 
+// From this size on host_copy streams (non-overlapping ranges): an eighth
+// of the last-level cache as Linux reports it (sysfs; cpuid, which glibc
+// reads, can be wrong in VMs: 320 MiB here against 32 MiB), 4 MiB where it
+// reports none. An eighth: the ranks of a node share that cache, and a
+// copy's source and destination both pass through it.
+size_t host_streaming_copy_min_bytes();
+
 // Like host_copy, with non-temporal stores: the destination does not stay
 // dirty in this core's caches (for data another core reads next).
 void host_copy_streaming(void* dst, const void* src, size_t bytes);

@@ -83,6 +83,23 @@ TEST_CASE("host_copy_streaming copies exactly the bytes asked for, at any alignm
   }
 }
 
+TEST_CASE("host_copy copies exactly around the size where it starts streaming", "[reduce]") {
+  IsaRestorer restore;
+  const size_t from = host_streaming_copy_min_bytes();
+  // An eighth of a last-level cache, at least 1 MiB: never so large that
+  // every copy streams, never so small that a cached copy would.
+  REQUIRE(from >= (size_t{1} << 20));
+  REQUIRE(from <= (size_t{1} << 30));
+  std::mt19937_64 rng(97);
+  const std::vector<uint8_t> src = random_bytes(from + 4096, rng);
+  for (const char* isa : {"generic", "avx2"}) {
+    if (!host_reduce_set_isa(isa)) continue;
+    for (size_t n : {from - 1, from, from + 77})
+      for (size_t so : {0, 17})
+        for (size_t doff : {0, 40}) check_copy(src, so, doff, n);
+  }
+}
+
 TEST_CASE("host_copy handles overlapping ranges like memmove", "[reduce]") {
   IsaRestorer restore;
   std::mt19937_64 rng(7);
