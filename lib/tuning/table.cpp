@@ -522,8 +522,13 @@ const TuningTable& builtin_tuning() {
     // that share the cores wait for a core); root 0 alike (0.56-0.72 /
     // 0.82-1.09 against 0.58-0.72 / 1.18-1.54). Level at 16 KiB, leader_shm
     // ahead from 32 KiB (0.65 / 0.56 against 0.85 / 1.07). Raw:
-    // docs/perf/cluster-2x2-reduce-small-2026-11-28.txt.
-    add(Collective::Reduce, 0, 16 * K, "leader").nodes = {2, 3};
+    // docs/perf/cluster-2x2-reduce-small-2026-11-28.txt. The same from 4
+    // nodes: 4 x 2, 2026-11-30, 4 rounds alternating the two, root 3,
+    // 8 B-8 KiB: "leader" 0.54-0.92 / 0.47-1.09 (one 2.92 at 4 KiB) against
+    // leader_shm's 0.51-0.82 / 1.02-6.49; root 0, 3 rounds: 0.76-0.89 /
+    // 0.19-0.98 against 0.75-0.91 / 1.07-7.01. Raw:
+    // docs/perf/cluster-4x2-reduce-small-2026-11-30.txt.
+    add(Collective::Reduce, 0, 16 * K, "leader").nodes = {2, kAny};
     add(Collective::Reduce, 0, kAny, "leader_shm").nodes = {2, kAny};
     add(Collective::Barrier, 0, kAny, "leader").nodes = {2, kAny};
     // scatter and gather across nodes: 2026-11-26, each algorithm forced,

@@ -760,7 +760,8 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(two_nodes_shared, Collective::Reduce, 16 << 20, 4) == "leader_shm");
   CHECK(picks(two_nodes_shared, Collective::Reduce, 16 << 10, 4) == "leader_shm");
   CHECK(picks(two_nodes_shared, Collective::Reduce, (16 << 10) - 4, 4) == "leader");
-  CHECK(picks(four_nodes_shared, Collective::Reduce, 8, 8) == "leader_shm");
+  CHECK(picks(four_nodes_shared, Collective::Reduce, 8, 8) == "leader");
+  CHECK(picks(four_nodes_shared, Collective::Reduce, 16 << 10, 8) == "leader_shm");
   CHECK(picks(two_nodes_shared, Collective::Barrier, 0, 4) == "leader_shm");
   CHECK(picks(four_nodes_shared, Collective::ReduceScatter, 8 << 10, 8) == "leader_shm");
   CHECK(picks(two_nodes_shared, Collective::Scatter, 64 << 10, 4) == "leader_shm");
