@@ -29,9 +29,10 @@
 //   intra.peer_write_gbps  rank 0 copying 64 KiB in over the lines rank 1
 //                     has just read (the same hand-overs).
 //   [compute]         rank 0 alone: tutti's host reduction (float32 sum) and
-//                     memcpy over buffers touched before timing, 256 KiB
+//                     copies over buffers touched before timing, 256 KiB
 //                     to 64 MiB (measure_compute: the rates beyond the
-//                     caches, the cache edge and the rates below it);
+//                     caches, host_copy's at 64 MiB, the cache edge and
+//                     the rates below it, memcpy's);
 //                     cores_per_node the CPUs rank 0's node's ranks may run
 //                     on (the union of their affinity masks).
 //   protocol.call_us  what a call costs beyond its messages: an 8 B
@@ -69,6 +70,7 @@
 #include "base/status.hpp"
 #include "bench_bounds.hpp"
 #include "cli.hpp"
+#include "host/copy.hpp"
 #include "host/reduce.hpp"
 #include "model/machine.hpp"
 #include "model/predict.hpp"
@@ -404,11 +406,17 @@ double throughput(size_t bytes, F f) {
   return median(reps);
 }
 
-// Rank 0's copy and float32 sum rates at 256 KiB to 64 MiB per operand:
-// beyond the caches (64 MiB) they are copy_gbps and reduce_gbps; the largest
-// size whose copy still runs at least half as fast as the fastest is
-// cache_bytes, and the medians of the rates up to it the cached rates
-// (none when even 64 MiB runs that fast: no cache edge seen).
+// Rank 0's copy and float32 sum rates at 256 KiB to 64 MiB per operand.
+// Beyond the caches (64 MiB) they are copy_gbps and reduce_gbps; the copy
+// is host_copy's, as tutti copies (from host_streaming_copy_min_bytes() on
+// with non-temporal stores: 64 MiB 1.5x memcpy's rate here). The cache
+// edge is found with memcpy, whose stores stay in the caches: cache_bytes
+// is the largest size whose copy runs at least half as fast as the
+// fastest, and the medians of the rates up to it are the cached rates
+// (none when even 64 MiB runs that fast: no cache edge seen). Largest,
+// not the first below half: one slow step (a descheduling, a change of
+// the machine's speed state) once put the edge at 256 KiB instead of
+// 8 MiB and every prediction above it at 2x.
 void measure_compute(model::Machine& m) {
   constexpr size_t kLargest = 64 << 20;
   std::vector<float> a(kLargest / 4, 1.0f), b(kLargest / 4, 2.0f), dst(kLargest / 4, 0.0f);
@@ -424,19 +432,21 @@ void measure_compute(model::Machine& m) {
     });
     ladder.emplace_back(n, copy, reduce);
   }
-  m.copy_bytes_per_us = std::get<1>(ladder.back());
+  m.copy_bytes_per_us =
+      throughput(kLargest, [&] { host_copy(dst.data(), a.data(), kLargest); });
   m.reduce_bytes_per_us = std::get<2>(ladder.back());
   double fastest = 0;
   for (const auto& step : ladder) fastest = std::max(fastest, std::get<1>(step));
-  std::vector<double> copies, reduces;
   size_t cache = 0;
-  for (const auto& [n, copy, reduce] : ladder) {
-    if (copy < fastest / 2) break;
-    cache = n;
-    copies.push_back(copy);
-    reduces.push_back(reduce);
-  }
+  for (const auto& [n, copy, reduce] : ladder)
+    if (copy >= fastest / 2) cache = n;
   if (cache == 0 || cache == kLargest) return;
+  std::vector<double> copies, reduces;
+  for (const auto& [n, copy, reduce] : ladder)
+    if (n <= cache) {
+      copies.push_back(copy);
+      reduces.push_back(reduce);
+    }
   m.cache_bytes = static_cast<double>(cache);
   m.copy_cached_bytes_per_us = median(copies);
   m.reduce_cached_bytes_per_us = median(reduces);
@@ -541,8 +551,9 @@ int calibrate(const std::string& path, const std::string& command_line) {
       << "# 256 KiB and 1 MiB (messages whose buffers stay in the caches); written_send_factor:\n"
       << "# sending what the last message wrote; eager_bytes: where a 4-512 KiB ladder jumps;\n"
       << "# inject: the gap between the messages of a burst of 64 of 8 B;\n"
-      << "# compute: rank 0's float32 sum and memcpy over 64 MiB and up to the cache\n"
-      << "# edge, and the CPUs its node's ranks may run on; call_us: an 8 B\n"
+      << "# compute: rank 0's float32 sum over 64 MiB and up to the cache edge, its copy\n"
+      << "# over 64 MiB (tutti's, streaming) and up to the edge (memcpy), and the CPUs\n"
+      << "# its node's ranks may run on; call_us: an 8 B\n"
       << "# allreduce of two ranks less alpha. Medians of 5.\n";
     // `extra`: the link's keys beyond the message costs, where it was measured.
     auto link_text = [&](const char* name, const Link& l, const model::LinkCost& c,
