@@ -299,9 +299,18 @@ const TuningTable& builtin_tuning() {
     // Smaller chunks cost more rounds (8 KiB: 1.1-2.6). On 4 ranks sharing
     // 2 cores every round costs a switch: 32-64 KiB chunks lost there
     // (docs/perf/bcast-chunks-2026-11-29.txt).
+    // 2026-11-30 (after the segment's streaming slot writes and the root's
+    // copy changes), 6 alternating jobs, close state, barrier / back to back:
+    // 512 KiB-2 MiB in one chunk (as much as the segment holds) 0.61-0.71 /
+    // 0.32-0.68 against the quarter chunks' 0.72-0.86 / 0.71-1.00; a far-state
+    // job alike (0.52-0.57 with a barrier); at 256 KiB and at 4 MiB with a
+    // barrier one chunk lost (1.21 against 0.89, 0.60 against 0.51), so those
+    // keep their rules. Against the old rules (scripts/compare-builds.sh, 6
+    // rounds): 512 KiB-2 MiB 0.42-0.78 of their time back to back, 0.77-0.98
+    // with a barrier (docs/perf/bcast-one-chunk-2026-11-30.txt).
     add_one_node(Collective::Bcast, 32 * K, 256 * K, "shm", 32 * K).ranks = {2, 3};
-    add_one_node(Collective::Bcast, 256 * K, 1 * M, "shm", 64 * K).ranks = {2, 3};
-    add_one_node(Collective::Bcast, 1 * M, 4 * M, "shm", 128 * K).ranks = {2, 3};
+    add_one_node(Collective::Bcast, 256 * K, 512 * K, "shm", 64 * K).ranks = {2, 3};
+    add_one_node(Collective::Bcast, 512 * K, 4 * M, "shm", 4 * M).ranks = {2, 3};
     add_one_node(Collective::Allgather, 64 * K, 512 * K, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allgather, 256 * K, kAny, "cma", 0).ranks.lo = 3;
