@@ -333,7 +333,14 @@ const TuningTable& builtin_tuning() {
     // back to back level (0.53-0.81 against 0.52-0.89). On 4 ranks sharing
     // 2 cores 64 KiB chunks lost from 512 KiB (1.04-1.42 against 0.58-1.08):
     // docs/perf/scatter-own-copy-2026-11-29.txt.
-    add_one_node(Collective::Scatter, 1 * M, kAny, "cma", 0).ranks = {2, 3};
+    // From 1 MiB 2 ranks' scatter went back to the segment on 2026-11-30, in
+    // one chunk (as much as the segment holds): 5 alternating jobs, barrier /
+    // back to back, 1-4 MiB 0.49-0.59 / 0.43-0.48 of Open MPI's time against
+    // cma's 0.79-0.81 / 0.77-0.88, 8-32 MiB 0.60-0.66 / 0.59-0.68 against
+    // 0.66-0.69 / 0.70-0.77; a far-state job 0.43-0.58 with a barrier. At
+    // 512 KiB 64 KiB chunks stay ahead (0.56 against 0.59-0.79)
+    // (docs/perf/scatter-one-chunk-2026-11-30.txt).
+    add_one_node(Collective::Scatter, 1 * M, kAny, "shm", 4 * M).ranks = {2, 3};
     add_one_node(Collective::Scatter, 32 * K, kAny, "shm", 64 * K).ranks = {2, 3};
     add_one_node(Collective::Scatter, 64 * K, kAny, "cma", 0).ranks.lo = 3;
     rules.back().shared_cores = false;

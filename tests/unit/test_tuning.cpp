@@ -618,12 +618,12 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
   CHECK(chunk(Collective::Bcast, 2 << 20) == (4u << 20));
   CHECK(chunk(Collective::Bcast, 8 << 20) == (1u << 20));
   CHECK(chunk(Collective::Scatter, 256 << 10) == (64u << 10));
-  // scatter from 1 MiB reads either way: its root copies its own block
-  // while the other reads.
+  // scatter from 1 MiB through the segment in one chunk either way.
   for (bool fast : {true, false}) {
     d.set_fast_reads(fast);
-    CHECK(picks(Collective::Scatter, 1 << 20) == "cma");
-    CHECK(picks(Collective::Scatter, 64 << 20) == "cma");
+    CHECK(picks(Collective::Scatter, 1 << 20) == "shm");
+    CHECK(chunk(Collective::Scatter, 1 << 20) == (4u << 20));
+    CHECK(picks(Collective::Scatter, 64 << 20) == "shm");
   }
   // Without peer reads (cma refuses; nothing probed, so reads count as
   // fast) large allreduces halve recursively, as before the probe.
