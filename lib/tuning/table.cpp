@@ -347,6 +347,13 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Scatter, 64 * K, kAny, "shm", 256 * K).shared_cores = true;
     add_one_node(Collective::Gather, 64 * K, 4 * M, "cma", 0).ranks.lo = 3;
     rules.back().shared_cores = false;
+    // 2 ranks' gather from 1 MiB in one chunk (as much as the segment
+    // holds; the general rule's are 256 KiB): 2026-11-30, 4 alternating
+    // jobs, barrier / back to back, 2-4 MiB 0.45-0.49 of Open MPI's time
+    // against 0.66-0.75, 1 MiB and 8-16 MiB level or ahead (0.40-0.56
+    // against 0.44-0.70). allgather and alltoall in one chunk lost from
+    // 4-8 MiB (docs/perf/gather-one-chunk-2026-11-30.txt).
+    add_one_node(Collective::Gather, 1 * M, kAny, "shm", 4 * M).ranks = {2, 3};
     // Where ranks share cores, 4 or more of them, the mid-size allreduce
     // goes through the segment as a reduce-scatter then an allgather
     // (hierarchical_shm on one node): each rank reduces 1/P of the vector
