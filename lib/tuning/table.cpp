@@ -375,6 +375,16 @@ const TuningTable& builtin_tuning() {
     add_one_node(Collective::Reduce, 64 * K, 128 * K, "shm", 32 * K).ranks = {2, 3};
     add_one_node(Collective::Reduce, 128 * K, 256 * K, "shm", 64 * K).ranks = {2, 3};
     add_one_node(Collective::Reduce, 256 * K, 512 * K, "shm", 128 * K).ranks = {2, 3};
+    // From 1 MiB in one chunk (as much as the segment holds): back to back
+    // a call's copy overlaps the last call's reduction (the chunks alternate
+    // parities). 2026-11-30, 4 alternating jobs, cores close: 1-2 MiB
+    // 0.34-0.35 of Open MPI's time back to back against 256 KiB chunks'
+    // 0.66-0.70, with a barrier level (0.68-0.74 against 0.71-0.73); at
+    // 512 KiB with a barrier one chunk lost (0.64 against 0.45). Against the
+    // old rules (5 alternating rounds) 1-2 MiB 0.64-0.83 of their time
+    // either way, but 4-8 MiB with a barrier 1.28-1.43, so from 4 MiB the
+    // 256 KiB chunks stay (docs/perf/reduce-one-chunk-2026-11-30.txt).
+    add_one_node(Collective::Reduce, 1 * M, 4 * M, "shm", 4 * M).ranks = {2, 3};
     add_one_node(Collective::Reduce, 0, kAny, "shm", 256 * K);
     add_one_node(Collective::Bcast, 0, kAny, "shm", 1 * M);
     add_one_node(Collective::Allgather, 0, kAny, "shm", 256 * K);
