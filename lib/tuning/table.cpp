@@ -244,6 +244,12 @@ const TuningTable& builtin_tuning() {
     // methods, 2026-11-29: docs/perf/np4-cma-shm-2026-11-29.txt); scatter
     // below. Nothing was measured with a core per rank: there the rules
     // stay as measured on 2026-11-26 (before the slot-write probe worked).
+    // From 4 MiB 2 ranks' allreduce takes the segment either way: 2026-11-30,
+    // 3-4 alternating jobs, reads fast, barrier / back to back, 4-16 MiB
+    // 0.48-0.59 / 0.50-0.68 of Open MPI's time (256 KiB chunks) against
+    // cma's 0.71-0.88 / 0.66-0.70; at 256 KiB-2 MiB cma stays ahead (0.67-0.92
+    // against 0.79-1.20) (docs/perf/allreduce-large-2ranks-2026-11-30.txt).
+    add_one_node(Collective::Allreduce, 4 * M, kAny, "shm", 256 * K).ranks = {2, 3};
     add_one_node(Collective::Allreduce, 64 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allreduce, 256 * K, kAny, "shm", 256 * K).ranks = {2, 3};

@@ -578,7 +578,7 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
   // {collective, a mid size, the largest size that fast reads give cma}:
   // slow reads move both from cma to the segment.
   const std::tuple<Collective, uint64_t, uint64_t> cases[] = {
-      {Collective::Allreduce, 64 << 10, 16 << 20},
+      {Collective::Allreduce, 64 << 10, (4 << 20) - 4},
       {Collective::Allgather, 64 << 10, (512 << 10) - 1},
       {Collective::Alltoall, 128 << 10, (512 << 10) - 1}};
   for (const auto& [c, mid, large] : cases) {
@@ -589,6 +589,12 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
     d.set_fast_reads(false);
     CHECK(picks(c, mid) == "shm");
     CHECK(picks(c, large) == "shm");
+  }
+  // From 4 MiB allreduce takes the segment whatever the reads.
+  for (bool fast : {true, false}) {
+    d.set_fast_reads(fast);
+    CHECK(picks(Collective::Allreduce, 4 << 20) == "shm");
+    CHECK(picks(Collective::Allreduce, 64 << 20) == "shm");
   }
   // The segment either way: bcast, reduce, gather and scatter below 1 MiB
   // (2026-11-30's measurements), allgather and alltoall below 64 KiB and
