@@ -360,6 +360,12 @@ const TuningTable& builtin_tuning() {
     // against 0.44-0.70). allgather and alltoall in one chunk lost from
     // 4-8 MiB (docs/perf/gather-one-chunk-2026-11-30.txt).
     add_one_node(Collective::Gather, 1 * M, kAny, "shm", 4 * M).ranks = {2, 3};
+    // 2 ranks' allgather of 1-8 MiB in 1 MiB chunks (the general rule's are
+    // 256 KiB): 2026-11-30, 3-4 alternating jobs, cores close, barrier /
+    // back to back, 1-4 MiB 0.66-0.72 / 0.65-0.71 of Open MPI's time against
+    // 0.75-0.91 / 1.03-1.08; from 8 MiB mixed; 64 KiB chunks lost everywhere
+    // (docs/perf/allgather-chunks-2026-11-30.txt).
+    add_one_node(Collective::Allgather, 1 * M, 8 * M, "shm", 1 * M).ranks = {2, 3};
     // Where ranks share cores, 4 or more of them, the mid-size allreduce
     // goes through the segment as a reduce-scatter then an allgather
     // (hierarchical_shm on one node): each rank reduces 1/P of the vector

@@ -629,6 +629,8 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
   CHECK(chunk(Collective::Reduce, (1 << 20) - 4) == (256u << 10));
   CHECK(chunk(Collective::Reduce, 1 << 20) == (4u << 20));
   CHECK(chunk(Collective::Reduce, 4 << 20) == (256u << 10));
+  CHECK(chunk(Collective::Allgather, 1 << 20) == (1u << 20));
+  CHECK(chunk(Collective::Allgather, 8 << 20) == (256u << 10));
   // scatter from 1 MiB through the segment in one chunk either way.
   for (bool fast : {true, false}) {
     d.set_fast_reads(fast);
