@@ -284,13 +284,13 @@ const TuningTable& builtin_tuning() {
     // collective, both methods, 16 KiB-4 MiB (docs/perf/reads-fast-2026-11-30.txt):
     // - bcast, reduce, gather and scatter through the segment at every
     //   size: 0.42-0.96 of Open MPI's time (reduce 64 KiB 1.10) against
-    //   cma's 0.84-1.23. Their reads=fast cma rules are gone; scatter
-    //   reads from 1 MiB either way (below).
+    //   cma's 0.84-1.23. Their reads=fast cma rules are gone (scatter's
+    //   from 1 MiB too since the afternoon: below).
     // - allgather and alltoall: the segment at 16-32 KiB (0.43-0.81
     //   against 0.90-1.17) and from 512 KiB (0.62-0.92 against 0.95-1.06);
     //   cma at 64-256 KiB (0.95-1.05 against the segment's 0.91-1.44).
     // - allreduce: cma from 64 KiB, as before (1-4 MiB 0.72-0.90 against
-    //   0.84-1.25).
+    //   0.84-1.25); from 4 MiB the segment since the afternoon (below).
     // 2 ranks' bcast runs through the segment in chunks of about a quarter
     // of the vector, so that the other rank copies one chunk out while the
     // root copies the next in: one chunk of
