@@ -250,6 +250,16 @@ const TuningTable& builtin_tuning() {
     // cma's 0.71-0.88 / 0.66-0.70; at 256 KiB-2 MiB cma stays ahead (0.67-0.92
     // against 0.79-1.20) (docs/perf/allreduce-large-2ranks-2026-11-30.txt).
     add_one_node(Collective::Allreduce, 4 * M, kAny, "shm", 256 * K).ranks = {2, 3};
+    // 1-4 MiB as a reduce-scatter then an allgather through the segment
+    // (hierarchical_shm, as 4 ranks sharing cores do): 2026-11-30, 9
+    // alternating jobs in two sets, barrier / back to back, 0.54-0.72 /
+    // 0.45-0.61 of Open MPI's time against 0.83-0.92 / 0.73-0.83, one
+    // far-state job 0.70-0.74 back to back against 0.77-0.90; at 512 KiB it
+    // lost (0.80 / 1.00 against 0.68), at 4 MiB level with a barrier, from
+    // 8 MiB behind. Against recursive_halving (the rule below where no rank
+    // can read a peer) 0.50-0.70 of Open MPI's time at 1-2 MiB against
+    // 0.85-1.43 (docs/perf/allreduce-large-2ranks-2026-11-30.txt).
+    add_one_node(Collective::Allreduce, 1 * M, 4 * M, "hierarchical_shm", 0).ranks = {2, 3};
     add_one_node(Collective::Allreduce, 64 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allreduce, 256 * K, kAny, "shm", 256 * K).ranks = {2, 3};
@@ -290,7 +300,7 @@ const TuningTable& builtin_tuning() {
     //   against 0.90-1.17) and from 512 KiB (0.62-0.92 against 0.95-1.06);
     //   cma at 64-256 KiB (0.95-1.05 against the segment's 0.91-1.44).
     // - allreduce: cma from 64 KiB, as before (1-4 MiB 0.72-0.90 against
-    //   0.84-1.25); from 4 MiB the segment since the afternoon (below).
+    //   0.84-1.25); from 1 MiB the segment since the afternoon (below).
     // 2 ranks' bcast runs through the segment in chunks of about a quarter
     // of the vector, so that the other rank copies one chunk out while the
     // root copies the next in: one chunk of

@@ -578,7 +578,7 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
   // {collective, a mid size, the largest size that fast reads give cma}:
   // slow reads move both from cma to the segment.
   const std::tuple<Collective, uint64_t, uint64_t> cases[] = {
-      {Collective::Allreduce, 64 << 10, (4 << 20) - 4},
+      {Collective::Allreduce, 64 << 10, (1 << 20) - 4},
       {Collective::Allgather, 64 << 10, (512 << 10) - 1},
       {Collective::Alltoall, 128 << 10, (512 << 10) - 1}};
   for (const auto& [c, mid, large] : cases) {
@@ -590,9 +590,12 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
     CHECK(picks(c, mid) == "shm");
     CHECK(picks(c, large) == "shm");
   }
-  // From 4 MiB allreduce takes the segment whatever the reads.
+  // From 1 MiB allreduce takes the segment whatever the reads: a
+  // reduce-scatter and an allgather through it up to 4 MiB.
   for (bool fast : {true, false}) {
     d.set_fast_reads(fast);
+    CHECK(picks(Collective::Allreduce, 1 << 20) == "hierarchical_shm");
+    CHECK(picks(Collective::Allreduce, (4 << 20) - 4) == "hierarchical_shm");
     CHECK(picks(Collective::Allreduce, 4 << 20) == "shm");
     CHECK(picks(Collective::Allreduce, 64 << 20) == "shm");
   }
@@ -639,10 +642,12 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
     CHECK(picks(Collective::Scatter, 64 << 20) == "shm");
   }
   // Without peer reads (cma refuses; nothing probed, so reads count as
-  // fast) large allreduces halve recursively, as before the probe.
+  // fast) 512 KiB-1 MiB allreduces halve recursively, as before the probe;
+  // 1-4 MiB take the segment as with reads.
   d.set_peer_reads(false);
   d.set_fast_reads(true);
-  CHECK(picks(Collective::Allreduce, 1 << 20) == "recursive_halving");
+  CHECK(picks(Collective::Allreduce, 512 << 10) == "recursive_halving");
+  CHECK(picks(Collective::Allreduce, 1 << 20) == "hierarchical_shm");
 }
 
 TEST_CASE("on 3 ranks and more the cma rules hold only where every rank has its own core",
@@ -733,12 +738,15 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   // Since blocking calls run their schedule directly, the smallest bcast is
   // faster through the segment too.
   CHECK(picks(one_node, Collective::Bcast, 8, 4) == "shm");
-  // Allreduce of 512 KiB-4 MiB on 2 ranks goes point to point (a little
-  // faster when the cores are close, 2x when they are far apart); on 4
-  // ranks, and below 512 KiB, the segment keeps it.
+  // Allreduce of 512 KiB-1 MiB on 2 ranks goes point to point where
+  // nothing can read a peer (a little faster when the cores are close, 2x
+  // when they are far apart), 1-4 MiB through the segment as a
+  // reduce-scatter and an allgather; on 4 ranks, and below 512 KiB, the
+  // segment keeps it.
   CHECK(picks(one_node, Collective::Allreduce, 32 << 10, 4) == "shm");
-  for (const uint64_t bytes : {uint64_t{512} << 10, uint64_t{1} << 20, (uint64_t{4} << 20) - 4})
-    CHECK(picks(two_ranks, Collective::Allreduce, bytes, 2) == "recursive_halving");
+  CHECK(picks(two_ranks, Collective::Allreduce, 512 << 10, 2) == "recursive_halving");
+  for (const uint64_t bytes : {uint64_t{1} << 20, (uint64_t{4} << 20) - 4})
+    CHECK(picks(two_ranks, Collective::Allreduce, bytes, 2) == "hierarchical_shm");
   CHECK(picks(two_ranks, Collective::Allreduce, (512 << 10) - 4, 2) == "shm");
   CHECK(picks(two_ranks, Collective::Allreduce, 16 << 10, 2) == "shm");
   CHECK(picks(two_ranks, Collective::Allreduce, 4 << 20, 2) == "shm");
