@@ -36,7 +36,7 @@ bool Policy::starts_run(int call, int per_side) {
 }
 
 bool Policy::ends_run(int call, int per_side) {
-  const bool last_call = call + 1 == 2 + 2 * per_side;
+  const bool last_call = call + 1 == trial_calls(per_side);
   return trial_is_timed(call, per_side) && (last_call || !trial_is_timed(call + 1, per_side));
 }
 
@@ -82,7 +82,7 @@ void Policy::record(const Choice& choice, double start, double end, MPI_Comm com
   c.timing_failed = c.timing_failed || timing_failed;
   if (ends_run(call, choice.per_side)) c.seconds[static_cast<int>(choice.side)] = end - c.run_start;
   ++c.calls;
-  if (call + 1 < 2 + 2 * choice.per_side) return;
+  if (call + 1 < trial_calls(choice.per_side)) return;
   // A rank whose barrier failed makes both sides' slowest times infinite,
   // a tie, which every rank reads as tutti.
   if (c.timing_failed) c.seconds = {HUGE_VAL, HUGE_VAL};

@@ -93,6 +93,9 @@ class Policy {
   // call of each side warms it up).
   static Side trial_side(int call, int per_side);
   static bool trial_is_timed(int call, int per_side);
+  // How many calls a trial takes: a warm-up and `per_side` timed calls on
+  // each side.
+  static int trial_calls(int per_side) { return 2 + 2 * per_side; }
   // Whether the `call`-th trial call is the first / the last timed call of
   // its side: where that side's run starts and ends (from trial_is_timed).
   static bool starts_run(int call, int per_side);
