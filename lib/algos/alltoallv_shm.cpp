@@ -3,7 +3,7 @@
 // 128 KiB go through a slot of the segment (4 KiB on 2 ranks whose peer
 // reads are fast), larger ones are read in place by their receivers
 // (cross-memory attach), or go as messages where ranks cannot read each
-// other.
+// other; on 2 ranks blocks from 512 KiB go through the slots in 1 MiB chunks.
 //   Steps:    copy the own block; copy the mid-size blocks into the slots;
 //             a flag round to every peer that carries the small blocks
 //             (an empty signal where a pair has none); copy the mid-size
@@ -35,7 +35,9 @@
 //             (2 ranks, 4 KiB per rank) and 0.86 against 1.21-1.75 (4
 //             ranks, 8 KiB): docs/perf/alltoallv-slots-2026-11-29.txt.
 //             From 256 KiB blocks reads are level with Open MPI (2 ranks
-//             512 KiB per rank 1.05-1.12, 4 ranks 1 MiB 0.89-1.06).
+//             512 KiB per rank 1.05-1.12, 4 ranks 1 MiB 0.89-1.06); 2
+//             ranks' blocks from 512 KiB in 1 MiB chunks through the
+//             slots 0.64-0.93 (flag_exchange.hpp: kChunkedBlockFrom).
 //   Refuses:  ranks on more than one node, no shared segment.
 #include "algos/flag_exchange.hpp"
 

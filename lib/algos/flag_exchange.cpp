@@ -22,10 +22,11 @@ void append_flag_exchange(ScheduleBuilder& b, const ExchangeLayout& l, bool coun
   }
   const size_t stage_limit =
       flag_exchange_stage_limit(b.topology(), b.shared_capacity(), chunk_bytes_of(b));
-  const FlagPieces f(p, b.topology().peer_reads, stage_limit);
+  FlagPieces f(p, b.topology().peer_reads, stage_limit);
   // Every rank must agree on taking the chunk: alltoall's equal blocks
   // tell it from any block.
   const bool chunk = f.stage_limit > 0 && (counts_differ || f.staged(l.send_bytes[mod(r + 1, p)]));
+  if (chunk && p == 2) f.chunked_from = kChunkedBlockFrom;
   ShmSlots slots{};
   int parity = 0;
   if (chunk) {
@@ -67,6 +68,25 @@ void append_flag_exchange(ScheduleBuilder& b, const ExchangeLayout& l, bool coun
         if (f.staged(l.recv_bytes[from]))
           b.copy(output(l.recv_off[from]), slots.at(parity, from, r), l.recv_bytes[from]);
       }
+  }
+  if (chunk && p == 2) {
+    // 2 ranks: both know the two blocks that cross, so they agree on
+    // staging the large ones in chunks, each a full synchronisation (the
+    // slots of shm_common.hpp).
+    const int q = 1 - r;
+    const size_t out = f.chunked(l.send_bytes[q]) ? l.send_bytes[q] : 0;
+    const size_t in = f.chunked(l.recv_bytes[q]) ? l.recv_bytes[q] : 0;
+    if (const size_t most = std::max(out, in)) {
+      const ShmSlots big = shm_slots_of(b, 1, most, kChunkedSlotBytes);
+      for (size_t off = 0; off < most; off += big.slot) {
+        const int par = b.begin_shm_chunk();
+        if (off < out)
+          b.copy(big.at(par, r), send_base + (l.send_off[q] + off), std::min(big.slot, out - off));
+        append_shm_sync_all(b);
+        if (off < in)
+          b.copy(output(l.recv_off[q] + off), big.at(par, q), std::min(big.slot, in - off));
+      }
+    }
   }
   if (f.reads) {
     // The large blocks are read in place: each goes to its reader as an

@@ -1,5 +1,5 @@
 // The personalized exchange through the shared segment, shared by alltoall
-// "lines" and alltoallv "shm" (single node). Each block goes one of three
+// "lines" and alltoallv "shm" (single node). Each block goes one of these
 // ways, by its size:
 //   - up to one round of signals (4, as many to one peer as its lines hold
 //     unread: a round's signals all go out before its waits; each carries
@@ -12,6 +12,9 @@
 //     after that round. The call is then one chunk of the slots
 //     (shm_common.hpp): the first round signals every peer (an empty signal
 //     where a pair has no piece in the lines), a full synchronisation;
+//   - on 2 ranks, a block of kChunkedBlockFrom (512 KiB) or more goes
+//     through the slots too, in chunks after the first (both ranks know
+//     both blocks, so they agree on the number of chunks);
 //   - a larger block is read in place by its receiver (cross-memory
 //     attach): its owner publishes to that reader the block's address (a
 //     signal: only the owner knows its displacements), the reader copies
@@ -59,6 +62,15 @@ inline constexpr size_t kMaxFlagPieces = 8;
 inline constexpr size_t kMaxStagedBlock = 128 * 1024;
 inline constexpr size_t kMaxStagedBlockFastReads = 4 * 1024;
 
+// On 2 ranks blocks from 512 KiB go through the slots in chunks of 1 MiB
+// (each a full synchronisation, as alltoall "shm"): blocks of 512 KiB-1 MiB
+// 0.64-0.71 of Open MPI's time against the reads' 0.98-1.13, 2-8 MiB
+// 0.75-0.93 against 0.73-1.02; blocks of 128-256 KiB lost back to back
+// (1.27-1.41 against 0.98-1.16), and chunks of 128-256 KiB lost or were
+// level (5 alternating jobs, 2026-11-30: docs/perf/alltoallv-chunks-2026-11-30.txt).
+inline constexpr size_t kChunkedBlockFrom = 512 * 1024;
+inline constexpr size_t kChunkedSlotBytes = 1024 * 1024;
+
 // The stage limit of a call (0: no block is staged), the same on every
 // rank: at most a slot of P slots per rank in half the segment.
 inline size_t flag_exchange_stage_limit(const Topology& topo, size_t capacity, size_t chunk_bytes) {
@@ -76,6 +88,9 @@ struct FlagPieces {
   size_t carry, per_round;
   bool reads;  // larger blocks are read in place (else sent as messages)
   size_t stage_limit;  // blocks above the lines' and up to this go in a slot
+  // From this size blocks go through the slots in chunks (2 ranks with
+  // slots: kChunkedBlockFrom).
+  size_t chunked_from = SIZE_MAX;
   FlagPieces(int nranks, bool peer_reads, size_t stage_limit_bytes)
       : carry(SharedSegment::carry_bytes(nranks)),
         per_round(static_cast<size_t>(SharedSegment::signal_groups(nranks))),
@@ -88,7 +103,11 @@ struct FlagPieces {
     return bytes > 0 && bytes <= most_pieces() * carry ? (bytes + carry - 1) / carry : 0;
   }
   bool staged(size_t bytes) const { return bytes > most_pieces() * carry && bytes <= stage_limit; }
-  bool large(size_t bytes) const { return bytes > 0 && pieces(bytes) == 0 && !staged(bytes); }
+  bool chunked(size_t bytes) const { return bytes >= chunked_from; }
+  // Read in place or sent as a message.
+  bool large(size_t bytes) const {
+    return bytes > 0 && pieces(bytes) == 0 && !staged(bytes) && !chunked(bytes);
+  }
   bool as_read(size_t bytes) const { return reads && large(bytes); }
   bool as_message(size_t bytes) const { return !reads && large(bytes); }
   // Rounds of pieces rank r needs (0 if it has no block in the lines; at
@@ -126,7 +145,8 @@ void append_flag_exchange(ScheduleBuilder& b, const ExchangeLayout& l, bool coun
 // (engine/direct_call.hpp): alltoallv of 8 B on 2 ranks through
 // libtutti-mpi took 0.46 us by the engine, Open MPI 0.28.
 inline bool flag_exchange_direct_applies(const CollArgs& a, const Schedule& schedule, int nranks) {
-  return nranks > 1 && !a.in_place && !schedule.uses_transport && !schedule.uses_peer_reads;
+  return nranks > 1 && !a.in_place && !schedule.uses_transport && !schedule.uses_peer_reads &&
+         schedule.shm_chunks <= 1;
 }
 
 // append_flag_exchange's steps, in its order, without the engine (and

@@ -61,12 +61,18 @@ struct ShmSlots {
 // `most_per_slot`: the most any slot of this call holds (a call smaller
 // than a chunk gets slots just its size, so the slots of consecutive calls
 // can sit apart: SharedPort::take_slide).
-inline ShmSlots shm_slots(ScheduleBuilder& b, size_t per_rank, size_t most_per_slot) {
+// Slots of at most `chunk_bytes`, for a call whose tuning does not say.
+inline ShmSlots shm_slots_of(ScheduleBuilder& b, size_t per_rank, size_t most_per_slot,
+                             size_t chunk_bytes) {
   const size_t fit = (most_per_slot + kMinShmSlot - 1) / kMinShmSlot * kMinShmSlot;
   const size_t slot =
-      std::min(shm_slot_bytes(b.shared_capacity(), b.nranks(), chunk_bytes_of(b), per_rank), fit);
+      std::min(shm_slot_bytes(b.shared_capacity(), b.nranks(), chunk_bytes, per_rank), fit);
   b.note_slot_area(static_cast<size_t>(b.nranks()) * per_rank * slot);
   return {slot, shared_half_bytes(b.shared_capacity()), per_rank};
+}
+
+inline ShmSlots shm_slots(ScheduleBuilder& b, size_t per_rank, size_t most_per_slot) {
+  return shm_slots_of(b, per_rank, most_per_slot, chunk_bytes_of(b));
 }
 
 // Small calls skip the slots: their data rides in the flag lines (up to

@@ -490,11 +490,12 @@ TEST_CASE("alltoallv mixes empty, line, slot and read blocks between calls throu
   const bool one_node = all_ranks(ranks_on_this_node() == p);
   REQUIRE(tutti_comm_force_algorithm(world(), "alltoallv", "shm") == TUTTI_SUCCESS);
   // Floats from `from` to `to` in call `call`: empty, 200 B (lines), 2.5
-  // KiB and 24 KiB (slots), 200 KiB (read in place), odd counts.
+  // KiB and 24 KiB (slots), 200 KiB (read in place), 2.8 MB (on 2 ranks
+  // through the slots in chunks, else read), odd counts.
   auto count = [](int call, int from, int to) -> size_t {
-    constexpr size_t kCounts[] = {0, 51, 627, 6007, 50021};
+    constexpr size_t kCounts[] = {0, 51, 627, 6007, 50021, 700001};
     return kCounts[mix(static_cast<uint64_t>(call) * 7919u + static_cast<uint64_t>(from) * 131u +
-                       static_cast<uint64_t>(to)) % 5];
+                       static_cast<uint64_t>(to)) % 6];
   };
   auto value = [](int call, int from, int to, size_t i) {
     return static_cast<float>((call * 64 + from * 8 + to) % 4096) +
