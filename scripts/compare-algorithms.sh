@@ -13,7 +13,8 @@
 #     ./scripts/compare-algorithms.sh [extra tutti-bench args]
 # A variant is an algorithm name (forced with --algorithm), "auto" (the
 # dispatcher's choice) or VAR=VALUE (the dispatcher's choice with that
-# environment variable set on every rank). SHAPE=2x2 runs on the emulated
+# environment variable set on every rank; several joined by "+":
+# UCX_RNDV_THRESH=4M+UCX_TCP_PUT_ENABLE=y). SHAPE=2x2 runs on the emulated
 # cluster (tests/cluster/cluster.sh, as root) instead of NP ranks here.
 #   MIN_BYTES (4K), MAX_BYTES (64M), STEP (4), ITERS (20),
 #   METHODS ("barrier back-to-back")
@@ -57,7 +58,7 @@ for run in $(seq 1 "${RUNS:-3}"); do
       envs=() select=()
       case $variant in
         auto) ;;
-        *=*) envs=("$variant") ;;
+        *=*) IFS=+ read -ra envs <<<"$variant" ;;
         *) select=(--algorithm "$variant") ;;
       esac
       method_args=()
