@@ -244,13 +244,14 @@ const TuningTable& builtin_tuning() {
     // methods, 2026-11-29: docs/perf/np4-cma-shm-2026-11-29.txt); scatter
     // below. Nothing was measured with a core per rank: there the rules
     // stay as measured on 2026-11-26 (before the slot-write probe worked).
-    // From 4 MiB 2 ranks' allreduce takes the segment either way: 2026-11-30,
-    // 3-4 alternating jobs, reads fast, barrier / back to back, 4-16 MiB
-    // 0.48-0.59 / 0.50-0.68 of Open MPI's time (256 KiB chunks) against
+    // From 4 MiB (8 MiB since the evening, below) 2 ranks' allreduce takes
+    // the segment either way: 2026-11-30, 3-4 alternating jobs, reads fast,
+    // barrier / back to back, 4-16 MiB 0.48-0.59 / 0.50-0.68 of Open MPI's
+    // time (256 KiB chunks) against
     // cma's 0.71-0.88 / 0.66-0.70; at 256 KiB-2 MiB cma stays ahead (0.67-0.92
     // against 0.79-1.20) (docs/perf/allreduce-large-2ranks-2026-11-30.txt).
-    add_one_node(Collective::Allreduce, 4 * M, kAny, "shm", 256 * K).ranks = {2, 3};
-    // 1-4 MiB as a reduce-scatter then an allgather through the segment
+    add_one_node(Collective::Allreduce, 8 * M, kAny, "shm", 256 * K).ranks = {2, 3};
+    // 1-8 MiB as a reduce-scatter then an allgather through the segment
     // (hierarchical_shm, as 4 ranks sharing cores do): 2026-11-30, 9
     // alternating jobs in two sets, barrier / back to back, 0.54-0.72 /
     // 0.45-0.61 of Open MPI's time against 0.83-0.92 / 0.73-0.83, one
@@ -258,8 +259,12 @@ const TuningTable& builtin_tuning() {
     // lost (0.80 / 1.00 against 0.68), at 4 MiB level with a barrier, from
     // 8 MiB behind. Against recursive_halving (the rule below where no rank
     // can read a peer) 0.50-0.70 of Open MPI's time at 1-2 MiB against
-    // 0.85-1.43 (docs/perf/allreduce-large-2ranks-2026-11-30.txt).
-    add_one_node(Collective::Allreduce, 1 * M, 4 * M, "hierarchical_shm", 0).ranks = {2, 3};
+    // 0.85-1.43 (docs/perf/allreduce-large-2ranks-2026-11-30.txt). In the
+    // evening (after the streaming copies) 4 MiB too: 14 alternating jobs in
+    // both orders, 0.66-1.06 of Open MPI's time against shm's 0.86-1.11,
+    // 0.79-0.97 of its time; 8 MiB level (0.97-1.08), 16 MiB 0.94
+    // (docs/perf/allreduce-4mib-2ranks-2026-11-30.txt).
+    add_one_node(Collective::Allreduce, 1 * M, 8 * M, "hierarchical_shm", 0).ranks = {2, 3};
     add_one_node(Collective::Allreduce, 64 * K, kAny, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allreduce, 256 * K, kAny, "shm", 256 * K).ranks = {2, 3};

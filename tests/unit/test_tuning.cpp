@@ -591,12 +591,13 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
     CHECK(picks(c, large) == "shm");
   }
   // From 1 MiB allreduce takes the segment whatever the reads: a
-  // reduce-scatter and an allgather through it up to 4 MiB.
+  // reduce-scatter and an allgather through it up to 8 MiB.
   for (bool fast : {true, false}) {
     d.set_fast_reads(fast);
     CHECK(picks(Collective::Allreduce, 1 << 20) == "hierarchical_shm");
-    CHECK(picks(Collective::Allreduce, (4 << 20) - 4) == "hierarchical_shm");
-    CHECK(picks(Collective::Allreduce, 4 << 20) == "shm");
+    CHECK(picks(Collective::Allreduce, 4 << 20) == "hierarchical_shm");
+    CHECK(picks(Collective::Allreduce, (8 << 20) - 4) == "hierarchical_shm");
+    CHECK(picks(Collective::Allreduce, 8 << 20) == "shm");
     CHECK(picks(Collective::Allreduce, 64 << 20) == "shm");
   }
   // The segment either way: bcast, reduce, gather and scatter below 1 MiB
@@ -740,16 +741,16 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(one_node, Collective::Bcast, 8, 4) == "shm");
   // Allreduce of 512 KiB-1 MiB on 2 ranks goes point to point where
   // nothing can read a peer (a little faster when the cores are close, 2x
-  // when they are far apart), 1-4 MiB through the segment as a
+  // when they are far apart), 1-8 MiB through the segment as a
   // reduce-scatter and an allgather; on 4 ranks, and below 512 KiB, the
   // segment keeps it.
   CHECK(picks(one_node, Collective::Allreduce, 32 << 10, 4) == "shm");
   CHECK(picks(two_ranks, Collective::Allreduce, 512 << 10, 2) == "recursive_halving");
-  for (const uint64_t bytes : {uint64_t{1} << 20, (uint64_t{4} << 20) - 4})
+  for (const uint64_t bytes : {uint64_t{1} << 20, uint64_t{4} << 20, (uint64_t{8} << 20) - 4})
     CHECK(picks(two_ranks, Collective::Allreduce, bytes, 2) == "hierarchical_shm");
   CHECK(picks(two_ranks, Collective::Allreduce, (512 << 10) - 4, 2) == "shm");
   CHECK(picks(two_ranks, Collective::Allreduce, 16 << 10, 2) == "shm");
-  CHECK(picks(two_ranks, Collective::Allreduce, 4 << 20, 2) == "shm");
+  CHECK(picks(two_ranks, Collective::Allreduce, 8 << 20, 2) == "shm");
   // Without a shared segment the shm rule refuses and the general default runs.
   const Dispatcher no_segment(TuningTable(std::vector<TuningRule>{}), Topology::single_node(4));
   dec = no_segment.select(call(Collective::Allreduce, 4 << 20, 4), "", "");
