@@ -15,10 +15,12 @@
 //             directly (engine/direct_call.hpp): 0.52-0.64 of Open MPI's
 //             time at 8-512 B on 2 ranks against 0.65-0.76 by the engine
 //             (3 alternating jobs each, 2026-11-28).
-//   Traffic:  a small or mid-size block is copied in and out; a large one
-//             once (by messages: as alltoallv "pairwise").
+//   Traffic:  a small or mid-size block (or a chunked one) is copied in
+//             and out; a large one once (by messages: as alltoallv
+//             "pairwise").
 //   Scratch:  0; in place the input's extent. Shared: 2 x P x P slots.
-//   Rounds:   1 flag round, then 2 for the large blocks. Cost: a flag
+//   Rounds:   1 flag round, then on 2 ranks 1 per 1 MiB chunk, then 2 for
+//             the large blocks. Cost (without chunks): a flag
 //             round + 2 copies of the largest staged volume, then 2 flag
 //             rounds + the larger of the bytes a rank reads and the bytes
 //             read from it at copy speed (by messages: (P-1) alpha +

@@ -30,11 +30,13 @@
 // (Input == Output) the input is first copied to scratch (up to the end of
 // its last non-empty block) and the signals, slots, reads and sends take
 // it from there.
-//   Traffic:  a block in the lines or a slot is copied in and out; a large
-//             one once, from its owner's buffer into its reader's.
+//   Traffic:  a block in the lines or a slot (or chunks of slots) is
+//             copied in and out; a large one once, from its owner's buffer
+//             into its reader's.
 //   Rounds:   the most pieces of any of the rank's blocks / 4 (at least 1
-//             with a chunk), then 2 flag rounds for the large blocks (by
-//             messages: up to P-1 rounds).
+//             with a chunk), then on 2 ranks one synchronisation per 1 MiB
+//             of the larger chunked block, then 2 flag rounds for the large
+//             blocks (by messages: up to P-1 rounds).
 //   Why the slots: a read's system call costs several microseconds
 //             whatever its size; 4-64 KiB blocks through a read took
 //             1.1-1.2x Open MPI's alltoallv time (2 and 4 ranks, 8-128 KiB

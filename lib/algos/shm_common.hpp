@@ -60,8 +60,8 @@ struct ShmSlots {
 
 // `most_per_slot`: the most any slot of this call holds (a call smaller
 // than a chunk gets slots just its size, so the slots of consecutive calls
-// can sit apart: SharedPort::take_slide).
-// Slots of at most `chunk_bytes`, for a call whose tuning does not say.
+// can sit apart: SharedPort::take_slide); `chunk_bytes`: the most a slot
+// holds (shm_slots: what the call's tuning asks, params.chunk_bytes).
 inline ShmSlots shm_slots_of(ScheduleBuilder& b, size_t per_rank, size_t most_per_slot,
                              size_t chunk_bytes) {
   const size_t fit = (most_per_slot + kMinShmSlot - 1) / kMinShmSlot * kMinShmSlot;

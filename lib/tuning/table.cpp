@@ -247,9 +247,9 @@ const TuningTable& builtin_tuning() {
     // From 4 MiB (8 MiB since the evening, below) 2 ranks' allreduce takes
     // the segment either way: 2026-11-30, 3-4 alternating jobs, reads fast,
     // barrier / back to back, 4-16 MiB 0.48-0.59 / 0.50-0.68 of Open MPI's
-    // time (256 KiB chunks) against
-    // cma's 0.71-0.88 / 0.66-0.70; at 256 KiB-2 MiB cma stays ahead (0.67-0.92
-    // against 0.79-1.20) (docs/perf/allreduce-large-2ranks-2026-11-30.txt).
+    // time (256 KiB chunks) against cma's 0.71-0.88 / 0.66-0.70; at 256
+    // KiB-2 MiB cma stays ahead (0.67-0.92 against 0.79-1.20)
+    // (docs/perf/allreduce-large-2ranks-2026-11-30.txt).
     add_one_node(Collective::Allreduce, 8 * M, kAny, "shm", 256 * K).ranks = {2, 3};
     // 1-8 MiB as a reduce-scatter then an allgather through the segment
     // (hierarchical_shm, as 4 ranks sharing cores do): 2026-11-30, 9
