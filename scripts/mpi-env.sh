@@ -13,3 +13,16 @@ export OMPI_MCA_btl=${OMPI_MCA_btl:-^openib,ofi}
 oversubscribe_args() {
   [ "$1" -le "$(nproc)" ] || echo "--oversubscribe --mca mpi_yield_when_idle 1"
 }
+
+# The speed state the machine is in now, for $1 ranks (default 2) with the
+# tutti-bench of build folder $2 (default build): the cache-line round trip
+# between ranks 0 and 1 (tutti-bench --bounds, median of 200) is "close" up
+# to FAR_RTT_US (0.25 us), else "far". These VMs flip between the two every
+# few minutes, and many comparisons come out differently in each.
+speed_state() {
+  local np=${1:-2} bench=${2:-build}/apps/tutti-bench
+  mpirun -np "$np" $(oversubscribe_args "$np") --bind-to none "$bench" --op allreduce \
+      --min-bytes 8 --max-bytes 8 --iters 200 --bounds --format csv 2>/dev/null |
+    awk -F, -v far="${FAR_RTT_US:-0.25}" '$1 == "allreduce" && $2 == 8 {
+      state = ($14 + 0 > far) ? "far" : "close"} END {print state ? state : "unknown"}'
+}

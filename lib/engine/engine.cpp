@@ -32,8 +32,8 @@ ScheduleRun::ScheduleRun(Transport& transport, std::shared_ptr<const Schedule> s
     const SharedPort::SlotCall call =
         bufs_.shared->begin_slot_call(schedule_->slot_area_bytes, schedule_->shm_chunks);
     swap_halves_ = call.swap_halves;
-    stream_slot_writes_ = call.mode.streaming;
-    probe_slot_writes_ = call.mode.timed;
+    slot_mode_ = call.mode;
+    if (slot_mode_.timed) probe_start_ = std::chrono::steady_clock::now();
     slide_ = call.slide;
   }
   if (schedule_->uses_peer_reads) {
@@ -110,24 +110,16 @@ void ScheduleRun::set_error(Status status, std::string message) {
   error_ = std::move(message);
 }
 
-namespace {
-
-template <typename Copy>
-double seconds_of(Copy&& copy) {
-  const auto start = std::chrono::steady_clock::now();
-  copy();
-  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-  return took.count();
+bool ScheduleRun::streamable_slot_write(const Step& s) const {
+  return s.kind == StepKind::Copy && s.dst.kind == BufKind::Shared &&
+         s.bytes >= SlotWrites::kMinStreamingBytes && memory(s.src) == MemoryType::Host;
 }
-
-}  // namespace
 
 void ScheduleRun::run_local(const Step& s) {
   const Schedule& sched = *schedule_;
   switch (s.kind) {
     case StepKind::Copy:
-      if (s.dst.kind == BufKind::Shared && stream_slot_writes_ &&
-          s.bytes >= SlotWrites::kMinStreamingBytes && memory(s.src) == MemoryType::Host)
+      if (slot_mode_.streaming && streamable_slot_write(s))
         host_copy_streaming(address(s.dst), address(s.src), s.bytes);
       else
         local_copy(address(s.dst), memory(s.dst), address(s.src), memory(s.src), s.bytes);
@@ -165,36 +157,10 @@ void ScheduleRun::read_from_peer(const Step& s) {
 void ScheduleRun::run_locals(const Round& round) {
   for (uint32_t i = round.begin; i < round.comm_begin; ++i) {
     const Step& s = schedule_->steps[i];
-    const bool copy_in = s.kind == StepKind::Copy && s.dst.kind == BufKind::Shared &&
-                         s.src.kind != BufKind::Shared && memory(s.src) == MemoryType::Host;
-    if (!probe_slot_writes_ || !copy_in || s.bytes < SlotWrites::kMinTimedBytes) {
-      run_local(s);
-      continue;
-    }
-    // A probe copies one half of the step with normal stores and the other
-    // with streaming stores, both into lines the peers read last (what
-    // every call's writes meet), and times each: the faster way wins
-    // (SlotWrites::end_probe). The halves take turns going first, and
-    // differ by less than two lines: under 1% of a timed copy.
-    const size_t half = s.bytes / 2 / 64 * 64;
-    char* dst = address(s.dst);
-    const char* src = address(s.src);
-    auto normal = [&](size_t at, size_t n) {
-      return seconds_of(
-          [&] { local_copy(dst + at, MemoryType::Host, src + at, MemoryType::Host, n); });
-    };
-    auto streaming = [&](size_t at, size_t n) {
-      return seconds_of([&] { host_copy_streaming(dst + at, src + at, n); });
-    };
-    double normal_s = 0, streaming_s = 0;
-    if (probe_copies_++ % 2 == 0) {
-      normal_s = normal(0, half);
-      streaming_s = streaming(half, s.bytes - half);
-    } else {
-      streaming_s = streaming(0, half);
-      normal_s = normal(half, s.bytes - half);
-    }
-    bufs_.shared->slot_writes().note_probe_copy(normal_s, streaming_s);
+    run_local(s);
+    // A probe call counts the slot writes it could stream: too few, and
+    // its time says nothing about them (SlotWrites::note_probe_call).
+    if (slot_mode_.timed && streamable_slot_write(s)) probe_written_ += s.bytes;
   }
 }
 
@@ -267,7 +233,12 @@ bool ScheduleRun::advance() {
     if (!round_posted_) {
       if (round_ == sched.rounds.size() || status_ != TUTTI_SUCCESS) {
         if (read_status_ != TUTTI_SUCCESS) set_error(read_status_, read_error_);
-        if (probe_slot_writes_) bufs_.shared->slot_writes().end_probe();
+        if (slot_mode_.timed) {
+          // The whole call, this rank's writes, waits and reads alike: how
+          // the slots were written decides what reading them costs.
+          const std::chrono::duration<double> took = std::chrono::steady_clock::now() - probe_start_;
+          bufs_.shared->slot_writes().note_probe_call(slot_mode_, took.count(), probe_written_);
+        }
         finished_ = true;
         return true;
       }

@@ -2,6 +2,7 @@
 // without blocking. One ScheduleRun is one collective call in flight.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -60,10 +61,12 @@ class ScheduleRun {
  private:
   char* address(BufRef ref) const;
   MemoryType memory(BufRef ref) const;
+  // A copy of host memory into the slots, long enough to stream.
+  bool streamable_slot_write(const Step& step) const;
   void run_local(const Step& step);
   void read_from_peer(const Step& step);
-  // Runs a round's local steps; in a probe call its copies into the slots
-  // are timed (node/slot_writes.hpp).
+  // Runs a round's local steps; in a probe call it counts the bytes of its
+  // copies into the slots (node/slot_writes.hpp).
   void run_locals(const Round& round);
   // A round's communication: messages over the transport, flags in the
   // node's shared segment polled in step order (where small calls must cost
@@ -85,11 +88,11 @@ class ScheduleRun {
   bool swap_halves_ = false;
   size_t half_bytes_ = 0;
   size_t slide_ = 0;  // where in its half this call's slots start (SharedPort::take_slide)
-  // Slot writes with streaming stores; a probe call times both ways on its
-  // copies into the slot instead (node/slot_writes.hpp).
-  bool stream_slot_writes_ = false;
-  uint32_t probe_copies_ = 0;  // timed copies of this probe call (which half goes first)
-  bool probe_slot_writes_ = false;
+  // How this call writes its slots; a probe call is timed whole, from
+  // probe_start_, and counts the bytes it writes (node/slot_writes.hpp).
+  SlotWrites::CallMode slot_mode_;
+  std::chrono::steady_clock::time_point probe_start_;
+  size_t probe_written_ = 0;
   uint32_t seq_;
   size_t round_ = 0;
   bool round_posted_ = false;

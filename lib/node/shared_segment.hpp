@@ -193,6 +193,13 @@ class SharedPort {
     next_parity_ ^= chunks & 1;
     return swap;
   }
+  // How many places consecutive calls of `chunks` chunks whose slots span
+  // `area` bytes take in turn in a half (take_slide): 1 for calls that do
+  // not move.
+  size_t slide_places(size_t area, uint32_t chunks) const {
+    if (area == 0 || chunks != 1) return 1;
+    return std::max<size_t>(1, std::min(kSlideRegions, half_bytes() / slide_step(area)));
+  }
   // Where in each half the slots of the next call through them start, for
   // a call of `chunks` chunks whose slots span `area` bytes of `half`.
   // Consecutive one-chunk calls take up to kSlideRegions disjoint places in
@@ -200,21 +207,15 @@ class SharedPort {
   // costs far more than writing lines it read longer ago (measured:
   // docs/PERFORMANCE.md, "Slots that move from call to call"). Calls of
   // several chunks stay at the start: they lost 10-15% when moved (1-4 MiB
-  // allgather and alltoall, 2 ranks). `probe`: the call times its slot
-  // writes (node/slot_writes.hpp), which must rewrite lines the peers read
-  // recently to tell near cores from far ones, so it takes the place of the
-  // last call in its half again (when it fits there). Safe wherever the
-  // slots are: the parities keep a full synchronisation between any two
-  // calls that use the same half. Called in collective order with the same
-  // arguments on every rank.
-  size_t take_slide(size_t area, uint32_t chunks, int half, bool probe) {
-    if (area == 0 || chunks != 1) return 0;
-    size_t& last = last_slide_[half & 1];
-    if (probe) return last + area <= half_bytes() ? last : 0;
-    const size_t step = (area + kSlideAlign - 1) / kSlideAlign * kSlideAlign;
-    const size_t regions = std::max<size_t>(1, std::min(kSlideRegions, half_bytes() / step));
-    last = (slides_++ % regions) * step;
-    return last;
+  // allgather and alltoall, 2 ranks). Probe calls (node/slot_writes.hpp)
+  // move like the others: they time what an ordinary call costs. Safe
+  // wherever the slots are: the parities keep a full synchronisation
+  // between any two calls that use the same half. Called in collective
+  // order with the same arguments on every rank.
+  size_t take_slide(size_t area, uint32_t chunks) {
+    const size_t places = slide_places(area, chunks);
+    if (places == 1) return 0;
+    return (slides_++ % places) * slide_step(area);
   }
   // Everything a call through the slots takes from the port, in the one
   // order every path must follow (the engine's ScheduleRun and the direct
@@ -231,8 +232,8 @@ class SharedPort {
     SlotCall call;
     call.swap_halves = take_parity(chunks);
     const int half = call.swap_halves ? 1 : 0;
-    call.mode = slot_writes_.begin_call(area, chunks, half);
-    call.slide = take_slide(area, chunks, half, call.mode.probe);
+    call.mode = slot_writes_.begin_call(area, chunks, half, slide_places(area, chunks) > 1);
+    call.slide = take_slide(area, chunks);
     return call;
   }
   // Whether the next signal to `peer` may be sent: `peer` took the signal
@@ -312,8 +313,8 @@ class SharedPort {
   std::vector<uint64_t> acked_;  // the peers' acknowledgements, as last read
   uint32_t next_parity_ = 0;
   uint64_t slides_ = 0;  // one-chunk calls through the slots so far (take_slide)
-  size_t last_slide_[2] = {0, 0};  // per half, the place of its last one-chunk call
   static constexpr size_t kSlideAlign = 4096;
+  static size_t slide_step(size_t area) { return (area + kSlideAlign - 1) / kSlideAlign * kSlideAlign; }
   // 32 measured best of 8, 32 and no limit (2 ranks, 16 KiB-4 MiB): no
   // limit made 16 KiB calls 3x slower (their slots then cycle through the
   // whole half, out of the caches).

@@ -284,8 +284,9 @@ TEST_CASE("a bad TUTTI_CUDA_IPC on any rank fails tutti_comm_create on every ran
 #endif
 
 TEST_CASE("ranks with different TUTTI_SHM_STREAM settings still meet in the segment", "[tuning]") {
-  // Where a call's slots sit depends on which calls probe (node/slot_writes.hpp,
-  // SharedPort::take_slide); a rank with a fixed setting must still agree.
+  // Ranks that probe (node/slot_writes.hpp) write some calls' slots the
+  // other way from ranks with a fixed setting; every call's slots must still
+  // sit in the same place on all of them (SharedPort::take_slide).
   static const char* const kSettings[] = {"1", "auto", "0"};
   Env env;
   env.set("TUTTI_SHM_STREAM", kSettings[world_rank() % 3]);
