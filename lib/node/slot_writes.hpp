@@ -20,9 +20,9 @@
 // agree on which is which), and every rank times the whole call: its
 // writes, the synchronisation and its reads of what the peers wrote the
 // same way. A probe's slots sit where an ordinary call's would, so it
-// costs what an ordinary call costs. The faster way is what the rank uses
-// until a probe pair says otherwise. A wrong guess costs speed, never
-// correctness.
+// costs what an ordinary call costs. The rank uses the way whose best call
+// of the last two pairs was the faster (note_probe_call). A wrong guess
+// costs speed, never correctness.
 // Why whole calls: until 2026-11-30 a probe timed only the rank's own
 // writes, half of each copy either way. With the cores close that found
 // 64-256 KiB copies 1.7-2.2x faster streamed while the call was slower
@@ -35,6 +35,7 @@
 // far-apart state (docs/perf/slot-probe-2026-11-29.txt).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -43,18 +44,17 @@ namespace tutti {
 
 class SlotWrites {
  public:
-  // Which calls probe. A probe's comparison holds for the other calls only
-  // if its copies rewrite lines the peers read recently, so only a call
-  // whose half of the segment held the same slot layout in the call before
-  // (SharedPort::take_slide puts a probe where that call wrote) may probe:
-  // a "valid" call. The first kEarlyProbes valid calls after an invalid one
-  // probe, two pairs, as streaming takes two pairs to decide (a new message
-  // size is where the state most needs checking: with probes only every 32
-  // calls, short benchmark runs spent most of a size undetected, 1 MiB
-  // bcasts taking 450-620 us against Open MPI's 82 in the far-apart
-  // state), and then two valid calls in a row of every kProbeEvery. One
-  // call of each pair writes the slow way, so probing more often costs
-  // more than the state changes need.
+  // Which calls probe. A probe stands for the calls around it only if it
+  // repeats them, so only a call whose half of the segment held the same
+  // slot layout in the call before may probe: a "valid" call. The first
+  // kEarlyProbes valid calls after an invalid one probe, two pairs, so that
+  // a new size's decision rests on two (a new message size is where the
+  // state most needs checking: with probes only every 32 calls, short
+  // benchmark runs spent most of a size undetected, 1 MiB bcasts taking
+  // 450-620 us against Open MPI's 82 in the far-apart state), and then two
+  // valid calls in a row of every kProbeEvery. One call of each pair
+  // writes the slow way, so probing more often costs more than the state
+  // changes need.
   static constexpr uint32_t kProbeEvery = 32;
   static constexpr uint32_t kFirstProbe = 2;  // then kFirstProbe + 1
   static constexpr uint64_t kEarlyProbes = 4;
@@ -75,7 +75,9 @@ class SlotWrites {
     bool probe = false;      // a probe call
     bool timed = false;      // time the whole call (note_probe_call at its end)
     bool streaming = false;  // write the slots with streaming stores
-    bool moves = false;      // its slots move from call to call (the decision it follows)
+    bool moves = false;      // its slots move from call to call (the verdict it follows)
+    size_t area = 0;         // its slots' layout (begin_call)
+    uint32_t chunks = 0;
   };
   // For the next call through the slots, whose slots span `area` bytes of
   // `half` (0 or 1) in `chunks` chunks; `moves`: they take turns at several
@@ -83,73 +85,132 @@ class SlotWrites {
   // same arguments on every rank, so the ranks agree on which probe, and in
   // a probe on which way to write.
   CallMode begin_call(size_t area, uint32_t chunks, int half, bool moves) {
+    const Layout layout{area, chunks};
     Layout& last = last_layout_[half & 1];
-    const bool valid = last.area == area && last.chunks == chunks;
-    last = {area, chunks};
+    const bool valid = last == layout;
+    last = layout;
     const uint32_t phase = static_cast<uint32_t>(calls_++ % kProbeEvery);
     valid_in_a_row_ = valid ? valid_in_a_row_ + 1 : 0;
     const bool probe = valid && (valid_in_a_row_ <= kEarlyProbes || phase == kFirstProbe ||
                                  phase == kFirstProbe + 1);
-    Decision& d = decision_[moves];
-    if (forced_) return {probe, false, *forced_, moves};
-    if (!probe) return {false, false, d.streams, moves};
-    // Pairs take turns at which way goes first; the first of a pair
-    // forgets what an unfinished pair left.
-    const uint64_t pair = d.probes / 2;
-    const bool first_of_pair = d.probes++ % 2 == 0;
-    if (first_of_pair) d.normal = d.streaming = -1;
-    return {true, true, first_of_pair == (pair % 2 == 1), moves};
+    Kind& kind = kinds_[moves];
+    CallMode mode{probe, false, kind.streams, moves, area, chunks};
+    if (forced_) {
+      mode.streaming = *forced_;
+      return mode;
+    }
+    Verdict* v = kind.find(layout);
+    if (!probe) {
+      if (v) mode.streaming = v->streams;
+      return mode;
+    }
+    // A probe pairs with the next probe of its layout (two sizes in turn,
+    // one in each half, probe in turn). The pairs take turns at which way
+    // goes first; the first of a pair forgets what an unfinished one left.
+    if (!v) v = kind.replace_oldest(layout);
+    v->used = ++kind.uses;
+    mode.timed = true;
+    if (!v->awaiting_second) {
+      v->awaiting_second = true;
+      v->first_streams = v->pairs_begun++ % 2 == 1;
+      v->normal = v->streaming = -1;
+      mode.streaming = v->first_streams;
+    } else {
+      v->awaiting_second = false;
+      mode.streaming = !v->first_streams;
+    }
+    return mode;
   }
 
   // The probe call begun as `mode` ended: it took `seconds` on this rank,
   // and its slot writes came to `written` bytes. When both calls of a pair
   // are in (in either order: non-blocking calls may end out of order),
-  // decide. Streaming takes two pairs in a row that find it faster (one can
-  // be a fluke: an interrupt, a burst of other load), normal stores take
-  // one (a wrong "stream" costs more in the usual, close state: 2 ranks'
-  // alltoall of 128 KiB-4 MiB took 1.5-2x as long streamed). A pair that
-  // timed too little decides nothing and does not break the row.
+  // decide: stream where the best streamed call of the layout's last two
+  // pairs was faster than its best call with normal stores. The best of
+  // two, because a call can be slow by a fluke (an interrupt, a burst of
+  // other load: a 0.08 ms call took 2.5 ms once, and one such pair turned
+  // 2 ranks' 1 MiB alltoallv to normal stores at 5x Open MPI's time); so
+  // one pair can turn a verdict only where the pair before agreed with it,
+  // and a change of the cores' state turns it within two pairs. A pair
+  // that timed too little decides nothing.
   void note_probe_call(const CallMode& mode, double seconds, size_t written) {
     if (forced_ || !mode.timed) return;
-    Decision& d = decision_[mode.moves];
+    Kind& kind = kinds_[mode.moves];
+    Verdict* v = kind.find({mode.area, mode.chunks});
+    if (!v) return;  // replaced meanwhile by other layouts' probes
     if (written < kMinTimedBytes) seconds = 0;  // the pair decides nothing
-    (mode.streaming ? d.streaming : d.normal) = seconds;
-    if (d.normal < 0 || d.streaming < 0) return;
-    if (d.normal > 0 && d.streaming > 0) {
-      const bool says_stream = d.streaming < d.normal;
-      d.stream_votes = says_stream ? d.stream_votes + 1 : 0;
-      d.streams = d.stream_votes >= 2;
+    (mode.streaming ? v->streaming : v->normal) = seconds;
+    if (v->normal < 0 || v->streaming < 0) return;
+    if (v->normal > 0 && v->streaming > 0) {
+      v->last[1] = v->last[0];
+      v->last[0] = {v->normal, v->streaming};
+      v->pairs = std::min(v->pairs + 1, 2);
+      Pair best = v->last[0];
+      if (v->pairs == 2) {
+        best.normal = std::min(best.normal, v->last[1].normal);
+        best.streaming = std::min(best.streaming, v->last[1].streaming);
+      }
+      v->streams = kind.streams = best.streaming < best.normal;
     }
-    d.normal = d.streaming = -1;
+    v->normal = v->streaming = -1;
   }
   // What the last probes found for calls whose slots move or stay (for
   // tests and TUTTI_DEBUG).
-  bool streams(bool moves) const { return decision_[moves].streams; }
+  bool streams(bool moves) const { return kinds_[moves].streams; }
 
  private:
   struct Layout {
     size_t area = 0;
     uint32_t chunks = 0;
+    bool operator==(const Layout& o) const { return area == o.area && chunks == o.chunks; }
+  };
+  struct Pair {
+    double normal = 0, streaming = 0;  // seconds
+  };
+  // What the probes of one layout found.
+  struct Verdict {
+    Layout layout;
+    uint64_t used = 0;  // when its last probe began (Kind::uses)
+    bool streams = false;
+    uint64_t pairs_begun = 0;  // which way goes first
+    bool awaiting_second = false;
+    bool first_streams = false;  // the way of the current pair's first call
+    // The current pair: seconds each way, -1 until its call ended, 0 where
+    // it timed too little.
+    double normal = -1, streaming = -1;
+    Pair last[2];  // the last two pairs that counted, the newest first
+    int pairs = 0;  // how many of `last` hold one
   };
   // Calls whose slots move rewrite lines the peers read up to 32 calls
   // ago, the others lines read in the call before: the two ways of
   // writing compare differently for them (2 ranks' bcast with the cores
   // close took 0.6-0.8x as long streamed at 64-256 KiB, in chunks, and
   // 1.5-1.7x as long at 512 KiB-4 MiB, in one chunk;
-  // docs/perf/slot-probe-calls-2026-11-30.txt), so each kind decides apart.
-  struct Decision {
-    uint64_t probes = 0;  // probe calls so far (which of a pair, which way)
-    int stream_votes = 0;  // pairs in a row that found streaming faster
-    bool streams = false;
-    // Seconds the current pair's calls took each way; -1 until it ended,
-    // 0 where it timed too little.
-    double normal = -1, streaming = -1;
+  // docs/perf/slot-probe-calls-2026-11-30.txt), so each kind decides
+  // apart, per layout (the two it probed last), and a layout it has no
+  // verdict for follows its latest one.
+  struct Kind {
+    Verdict verdicts[2];
+    uint64_t uses = 0;
+    bool streams = false;  // the latest verdict
+    Verdict* find(const Layout& layout) {
+      for (Verdict& v : verdicts)
+        if (v.used > 0 && v.layout == layout) return &v;
+      return nullptr;
+    }
+    Verdict* replace_oldest(const Layout& layout) {
+      Verdict& v = verdicts[0].used <= verdicts[1].used ? verdicts[0] : verdicts[1];
+      v = Verdict{};
+      v.layout = layout;
+      v.streams = streams;
+      return &v;
+    }
   };
   std::optional<bool> forced_;
   uint64_t calls_ = 0;
   Layout last_layout_[2];  // per half, that of the last call through it
   uint64_t valid_in_a_row_ = 0;  // calls in a row that could probe
-  Decision decision_[2];  // [moves]
+  Kind kinds_[2];  // [moves]
 };
 
 }  // namespace tutti

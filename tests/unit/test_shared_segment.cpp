@@ -113,13 +113,15 @@ TEST_CASE("a signal tells its receiver how many of its signals were taken", "[sc
 
 namespace tutti::testing {
 
-TEST_CASE("slot writes stream after two probe pairs find whole calls faster streamed", "[schedule]") {
+TEST_CASE("slot writes take the way whose best call of the last two probe pairs was faster",
+          "[schedule]") {
   SlotWrites writes;
   // Calls of one chunk of 64 KiB: they alternate between the halves.
   int half = 0;
   uint32_t index = 0;
+  size_t area = 64 * 1024;
   auto call = [&] {
-    const SlotWrites::CallMode mode = writes.begin_call(64 * 1024, 1, half, true);
+    const SlotWrites::CallMode mode = writes.begin_call(area, 1, half, true);
     half ^= 1;
     ++index;
     return mode;
@@ -156,39 +158,57 @@ TEST_CASE("slot writes stream after two probe pairs find whole calls faster stre
       if (m.streaming != writes.streams(true)) FAIL("ordinary call " << index - 1);
     }
   };
-  probe_pair(3e-4, 1e-4);  // streaming 3x faster (far-apart cores): one vote, not yet
-  CHECK_FALSE(writes.streams(true));
-  probe_pair(3e-4, 1e-4);  // the second pair in a row decides
+  probe_pair(3e-4, 1e-4);  // streaming 3x faster (far-apart cores): the first pair decides
   CHECK(writes.streams(true));
-  ordinary_calls();
-  probe_pair(1e-4, 2e-4);  // streaming slower (close cores): back at once
-  CHECK_FALSE(writes.streams(true));
-  ordinary_calls();
-  probe_pair(3e-4, 1e-4);
-  CHECK_FALSE(writes.streams(true));
-  ordinary_calls();
-  probe_pair(3e-4, 1e-4, 4096);  // too few bytes written: decides nothing, breaks no row
-  CHECK_FALSE(writes.streams(true));
-  ordinary_calls();
   probe_pair(3e-4, 1e-4);
   CHECK(writes.streams(true));
   ordinary_calls();
-  probe_pair(1e-4, 1e-4);  // a tie keeps normal stores
+  probe_pair(3e-4, 5e-3);  // a streamed call slowed by a fluke: the pair before still counts
+  CHECK(writes.streams(true));
+  ordinary_calls();
+  probe_pair(1e-4, 2e-4);  // the cores close: normal stores at once (both pairs say so)
   CHECK_FALSE(writes.streams(true));
+  ordinary_calls();
+  probe_pair(5e-3, 2e-4);  // a fluke the other way
+  CHECK_FALSE(writes.streams(true));
+  ordinary_calls();
+  probe_pair(1e-4, 2e-4);
+  CHECK_FALSE(writes.streams(true));
+  ordinary_calls();
+  probe_pair(3e-4, 1e-4);  // far apart again: one pair is not enough...
+  CHECK_FALSE(writes.streams(true));
+  ordinary_calls();
+  probe_pair(3e-4, 1e-4, 4096);  // (too few bytes written: decides nothing)
+  CHECK_FALSE(writes.streams(true));
+  ordinary_calls();
+  probe_pair(3e-4, 1e-4);  // ... two are
+  CHECK(writes.streams(true));
+  ordinary_calls();
+  probe_pair(1e-4, 1e-4);  // a tie: normal stores
+  CHECK_FALSE(writes.streams(true));
+  ordinary_calls();
+
+  // Times of another size do not count against a new size's: its first
+  // pair decides.
+  area = 128 * 1024;
+  CHECK_FALSE(call().probe);
+  CHECK_FALSE(call().probe);
+  probe_pair(9e-4, 2e-4);
+  CHECK(writes.streams(true));
+  probe_pair(9e-4, 2e-4);
   ordinary_calls();
 
   // Non-blocking calls may end out of order, and a pair may lose a call
   // (a direct run reports nothing): the next pair starts afresh.
-  // A stray end: no pair waits for it.
-  writes.note_probe_call({true, true, false, true}, 1e-5, 1 << 20);
+  // A stray end, which must not pair with the next pair's streamed call.
+  writes.note_probe_call({true, true, false, true, area, 1}, 1e-6, 1 << 20);
   for (int pair = 0; pair < 2; ++pair) {
     const SlotWrites::CallMode x = call(), y = call();
     REQUIRE((x.probe && y.probe && x.streaming != y.streaming));
     // The streamed call ends first, whichever began first.
     writes.note_probe_call(x.streaming ? x : y, 1e-4, 1 << 20);
-    CHECK_FALSE(writes.streams(true));
     writes.note_probe_call(x.streaming ? y : x, 3e-4, 1 << 20);
-    CHECK(writes.streams(true) == (pair == 1));
+    CHECK(writes.streams(true));
     ordinary_calls();
   }
 }
@@ -215,6 +235,31 @@ TEST_CASE("calls whose slots move and calls whose slots stay decide apart", "[sc
   do fixed = writes.begin_call(1 << 20, 4, 0, false);
   while (fixed.probe);  // (back in its half, the next calls probe again)
   CHECK(fixed.streaming);
+}
+
+TEST_CASE("two sizes in turn, one in each half, each get their own verdict", "[schedule]") {
+  SlotWrites writes;
+  const size_t small = 64 * 1024, large = 1 << 20;
+  auto area_of = [&](int i) { return i % 2 ? large : small; };
+  // Calls 0 and 1 are each half's first; from call 2 on every call is valid
+  // and calls 2-5 probe: two pairs, one of each size, interleaved.
+  for (int i = 0; i < 2; ++i) REQUIRE_FALSE(writes.begin_call(area_of(i), 1, i % 2, true).probe);
+  std::vector<SlotWrites::CallMode> probes;
+  for (int i = 2; i < 6; ++i) probes.push_back(writes.begin_call(area_of(i), 1, i % 2, true));
+  for (const SlotWrites::CallMode& m : probes) REQUIRE(m.probe);
+  CHECK(probes[0].streaming != probes[2].streaming);  // the small size's pair
+  CHECK(probes[1].streaming != probes[3].streaming);  // the large size's
+  // The small calls are faster streamed, the large ones with normal stores.
+  for (const SlotWrites::CallMode& m : probes) {
+    const bool small_call = m.area == small;
+    const double t = small_call ? (m.streaming ? 1e-5 : 3e-5) : (m.streaming ? 4e-4 : 2e-4);
+    writes.note_probe_call(m, t, m.area);
+  }
+  for (int i = 6; i < 30; ++i) {
+    const SlotWrites::CallMode m = writes.begin_call(area_of(i), 1, i % 2, true);
+    REQUIRE_FALSE(m.probe);
+    CHECK(m.streaming == (m.area == small));
+  }
 }
 
 TEST_CASE("probes come early in each new slot layout, and only where the half kept its layout",
