@@ -233,9 +233,10 @@ bool ScheduleRun::advance() {
     if (!round_posted_) {
       if (round_ == sched.rounds.size() || status_ != TUTTI_SUCCESS) {
         if (read_status_ != TUTTI_SUCCESS) set_error(read_status_, read_error_);
-        if (slot_mode_.timed) {
+        if (slot_mode_.timed && status_ == TUTTI_SUCCESS) {
           // The whole call, this rank's writes, waits and reads alike: how
-          // the slots were written decides what reading them costs.
+          // the slots were written decides what reading them costs. (A
+          // failed call's time says nothing.)
           const std::chrono::duration<double> took = std::chrono::steady_clock::now() - probe_start_;
           bufs_.shared->slot_writes().note_probe_call(slot_mode_, took.count(), probe_written_);
         }
