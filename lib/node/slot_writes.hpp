@@ -72,8 +72,7 @@ class SlotWrites {
 
   // How one call through the slots runs.
   struct CallMode {
-    bool probe = false;      // a probe call
-    bool timed = false;      // time the whole call (note_probe_call at its end)
+    bool timed = false;      // a probe call: time it whole (note_probe_call at its end)
     bool streaming = false;  // write the slots with streaming stores
     bool moves = false;      // its slots move from call to call (the verdict it follows)
     size_t area = 0;         // its slots' layout (begin_call)
@@ -94,8 +93,8 @@ class SlotWrites {
     const bool probe = valid && (valid_in_a_row_ <= kEarlyProbes || phase == kFirstProbe ||
                                  phase == kFirstProbe + 1);
     Kind& kind = kinds_[moves];
-    CallMode mode{probe, false, kind.streams, moves, area, chunks};
-    if (forced_) {
+    CallMode mode{false, kind.streams, moves, area, chunks};
+    if (forced_) {  // times nothing
       mode.streaming = *forced_;
       return mode;
     }
