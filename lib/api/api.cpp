@@ -155,10 +155,11 @@ void check_current_device(const void* p, const char* name, const char* fn) {
 int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_request_t* req,
         const char* fn) {
   Comm& c = *comm->impl;
+  const bool grouped = group::is_open();  // a thread-local: read once
   // TUTTI_CHECK: a blocking call agrees here; a non-blocking one (or one in
   // a group) inside its operation (start_collective), so that it never
   // blocks.
-  if (!req && !group::is_open()) c.check_agreement(args);
+  if (!req && !grouped) c.check_agreement(args);
   // Each buffer's memory type, looked up once per call (in place, the two
   // are one buffer) where the process has a CUDA device at all. Mixed host
   // and device buffers are allowed: the call then runs on the device.
@@ -172,7 +173,7 @@ int run(tutti_comm_t comm, CollArgs& args, const void* in, void* out, tutti_requ
     check_current_device(out, in ? "recvbuf" : "buf", fn);
   const bool device = (in && in_mem == MemoryType::Cuda) || (out && out_mem == MemoryType::Cuda);
   args.memory = device ? MemoryType::Cuda : MemoryType::Host;
-  if (group::is_open()) {
+  if (grouped) {
     GroupedCall call{.args = args, .in = in, .out = out, .in_mem = in_mem, .out_mem = out_mem};
     if (args.coll == Collective::Alltoallv) {
       call.vcounts[0].assign(args.send_counts.begin(), args.send_counts.end());
