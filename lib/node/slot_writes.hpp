@@ -51,12 +51,20 @@ class SlotWrites {
   // a new size's decision rests on two (a new message size is where the
   // state most needs checking: with probes only every 32 calls, short
   // benchmark runs spent most of a size undetected, 1 MiB bcasts taking
-  // 450-620 us against Open MPI's 82 in the far-apart state), and then two
-  // valid calls in a row of every kProbeEvery. One call of each pair
-  // writes the slow way, so probing more often costs more than the state
-  // changes need.
-  static constexpr uint32_t kProbeEvery = 32;
-  static constexpr uint32_t kFirstProbe = 2;  // then kFirstProbe + 1
+  // 450-620 us against Open MPI's 82 in the far-apart state). Then two
+  // valid calls in a row probe kProbeEvery calls after the first early one,
+  // and after each such pair the gap to the next doubles, up to
+  // kMaxProbeGap, until the next invalid call.
+  // Why it grows: one call of each pair writes the slow way, at up to 5x
+  // the other's time (2 ranks' 1 MiB allgather with the cores far apart:
+  // 330 us with normal stores, 60 streamed), so a pair every 32 calls cost
+  // a loop of such calls about 14%; the cores change state every few
+  // minutes, and a gap of 256 calls still notices within two pairs, a few
+  // ms to a few s of calls (docs/perf/slot-probe-gap-2026-11-30.txt).
+  // Everything here follows from the sequence of calls, which every rank
+  // sees alike, so the ranks probe in the same calls.
+  static constexpr uint64_t kProbeEvery = 32;
+  static constexpr uint64_t kMaxProbeGap = 256;
   static constexpr uint64_t kEarlyProbes = 4;
   // A probe call whose slot writes (the copies it may stream) total
   // less than this decides nothing: the two ways differ by less than the
@@ -88,10 +96,17 @@ class SlotWrites {
     Layout& last = last_layout_[half & 1];
     const bool valid = last == layout;
     last = layout;
-    const uint32_t phase = static_cast<uint32_t>(calls_++ % kProbeEvery);
     valid_in_a_row_ = valid ? valid_in_a_row_ + 1 : 0;
-    const bool probe = valid && (valid_in_a_row_ <= kEarlyProbes || phase == kFirstProbe ||
-                                 phase == kFirstProbe + 1);
+    if (!valid) {
+      probe_gap_ = kProbeEvery;
+      next_probe_ = kEarlyProbes + kProbeEvery - 1;
+    }
+    const uint64_t n = valid_in_a_row_;
+    const bool probe = valid && (n <= kEarlyProbes || n == next_probe_ || n == next_probe_ + 1);
+    if (n == next_probe_ + 1) {  // the pair's second call: place the next pair
+      probe_gap_ = std::min(2 * probe_gap_, kMaxProbeGap);
+      next_probe_ += probe_gap_;
+    }
     Kind& kind = kinds_[moves];
     CallMode mode{false, kind.streams, moves, area, chunks};
     if (forced_) {  // times nothing
@@ -206,9 +221,12 @@ class SlotWrites {
     }
   };
   std::optional<bool> forced_;
-  uint64_t calls_ = 0;
   Layout last_layout_[2];  // per half, that of the last call through it
   uint64_t valid_in_a_row_ = 0;  // calls in a row that could probe
+  // The valid call (counted as valid_in_a_row_) where the next pair after
+  // the early probes begins, and the calls from it to the pair after.
+  uint64_t next_probe_ = kEarlyProbes + kProbeEvery - 1;
+  uint64_t probe_gap_ = kProbeEvery;
   Kind kinds_[2];  // [moves]
 };
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "algos/registry.hpp"
@@ -127,16 +128,19 @@ TEST_CASE("slot writes take the way whose best call of the last two probe pairs 
     return mode;
   };
   // Calls 0 and 1 find each half with another layout; calls 2 to 5 probe,
-  // then two calls of every kProbeEvery.
+  // then pairs of calls with growing gaps between them (ordinary_calls).
   CHECK_FALSE(call().timed);
   CHECK_FALSE(call().timed);
+  // A probe call that ordinary_calls met: the first of the next pair.
+  std::optional<SlotWrites::CallMode> met_probe;
   // One pair of probe calls: one writes its slots with normal stores and
   // took `normal` seconds, the other streams and took `streaming` (the
   // pairs take turns at which comes first); `written` bytes of slot
   // writes each.
   int pairs = 0;
   auto probe_pair = [&](double normal, double streaming, size_t written = 64 * 1024) {
-    const SlotWrites::CallMode first = call();
+    const SlotWrites::CallMode first = met_probe ? *met_probe : call();
+    met_probe.reset();
     const SlotWrites::CallMode second = call();
     REQUIRE(first.timed);
     REQUIRE(second.timed);
@@ -147,13 +151,20 @@ TEST_CASE("slot writes take the way whose best call of the last two probe pairs 
     CHECK(writes.streams(true) == streams_before);  // half a pair decides nothing
     writes.note_probe_call(second, second.streaming ? streaming : normal, written);
   };
-  // The ordinary calls up to the next pair of probes follow the verdict.
+  // The ordinary calls up to the next pair of probes follow the verdict;
+  // there are kProbeEvery - 2 of them after the early probes, and after
+  // each pair the gap doubles, up to kMaxProbeGap.
+  uint64_t gap = SlotWrites::kProbeEvery;
   auto ordinary_calls = [&] {
-    while (index % SlotWrites::kProbeEvery != SlotWrites::kFirstProbe) {
-      const SlotWrites::CallMode m = call();
-      CHECK_FALSE(m.timed);
+    uint64_t ordinary = 0;
+    SlotWrites::CallMode m = call();
+    for (; !m.timed; m = call()) {
       if (m.streaming != writes.streams(true)) FAIL("ordinary call " << index - 1);
+      ++ordinary;
     }
+    met_probe = m;
+    CHECK(ordinary == gap - 2);
+    gap = std::min(2 * gap, SlotWrites::kMaxProbeGap);
   };
   probe_pair(3e-4, 1e-4);  // streaming 3x faster (far-apart cores): the first pair decides
   CHECK(writes.streams(true));
@@ -185,22 +196,29 @@ TEST_CASE("slot writes take the way whose best call of the last two probe pairs 
   CHECK_FALSE(writes.streams(true));
   ordinary_calls();
 
+  CHECK(gap == SlotWrites::kMaxProbeGap);
+
   // Times of another size do not count against a new size's: its first
-  // pair decides.
+  // pair decides. (The old size's probe that ordinary_calls met stays
+  // unfinished.) A new size starts the gaps afresh.
+  met_probe.reset();
+  gap = SlotWrites::kProbeEvery;
   area = 128 * 1024;
   CHECK_FALSE(call().timed);
   CHECK_FALSE(call().timed);
   probe_pair(9e-4, 2e-4);
   CHECK(writes.streams(true));
   probe_pair(9e-4, 2e-4);
-  ordinary_calls();
 
   // Non-blocking calls may end out of order, and a pair may lose a call
   // (a direct run reports nothing): the next pair starts afresh.
   // A stray end, which must not pair with the next pair's streamed call.
   writes.note_probe_call({true, false, true, area, 1}, 1e-6, 1 << 20);
+  ordinary_calls();
   for (int pair = 0; pair < 2; ++pair) {
-    const SlotWrites::CallMode x = call(), y = call();
+    const SlotWrites::CallMode x = met_probe ? *met_probe : call();
+    met_probe.reset();
+    const SlotWrites::CallMode y = call();
     REQUIRE((x.timed && y.timed && x.streaming != y.streaming));
     // The streamed call ends first, whichever began first.
     writes.note_probe_call(x.streaming ? x : y, 1e-4, 1 << 20);
@@ -273,21 +291,22 @@ TEST_CASE("probes come early in each new slot layout, and only where the half ke
       if (chunks & 1) half ^= 1;
     }
   };
-  calls(40, 4096, 1);       // 0-39: the first four valid calls, then every 32
+  calls(40, 4096, 1);       // 0-39: the first four valid calls, then two 31 calls later
   calls(10, 8192, 1);       // 40-49: a new size, valid from its third call
   calls(20, 1 << 20, 4);    // 50-69: one half, valid from its second call
   calls(10, 1 << 20, 16);   // 70-79: more chunks over the same area: new too
-  CHECK(probes == std::vector<int>{2, 3, 4, 5, 34, 35, 42, 43, 44, 45, 51, 52, 53, 54, 66, 67, 71,
-                                  72, 73, 74});
+  CHECK(probes == std::vector<int>{2, 3, 4, 5, 36, 37, 42, 43, 44, 45, 51, 52, 53, 54, 71, 72, 73,
+                                  74});
   // Two sizes in turn, each keeping to its half: every call after the
-  // first two is valid, so only the period's probes come.
+  // first two is valid, so the early probes come, then a pair 31 calls
+  // later.
   probes.clear();
   for (int i = 0; i < 40; ++i, ++index) {
     const size_t area = i % 2 ? 4096 : 65536;
     if (writes.begin_call(area, 1, half, true).timed) probes.push_back(index);
     half ^= 1;
   }
-  CHECK(probes == std::vector<int>{82, 83, 84, 85, 98, 99});
+  CHECK(probes == std::vector<int>{82, 83, 84, 85, 116, 117});
 }
 
 TEST_CASE("a forced slot write mode times nothing", "[schedule]") {
@@ -303,7 +322,7 @@ TEST_CASE("a forced slot write mode times nothing", "[schedule]") {
     CHECK_FALSE(f.timed);
     CHECK(f.streaming);
   }
-  CHECK(probes == 10);  // calls 2-5, then two of every 32: 34, 35, 66, 67, 98, 99
+  CHECK(probes == 6);  // calls 2-5, then 36 and 37 (the next pair would be 100 and 101)
   forced.force(false);
   CHECK_FALSE(forced.begin_call(4096, 1, 0, true).streaming);
 }
