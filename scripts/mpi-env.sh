@@ -19,10 +19,24 @@ oversubscribe_args() {
 # between ranks 0 and 1 (tutti-bench --bounds, median of 200) is "close" up
 # to FAR_RTT_US (0.25 us), else "far". These VMs flip between the two every
 # few minutes, and many comparisons come out differently in each.
+# speed_probe prints "close RTT" or "far RTT" (RTT in us), or "error WHY";
+# speed_state only the state, "unknown" where the probe failed.
+speed_probe() {
+  local np=${1:-2} bench=${2:-build}/apps/tutti-bench out
+  out=$(mpirun -np "$np" $(oversubscribe_args "$np") --bind-to none "$bench" --op allreduce \
+          --min-bytes 8 --max-bytes 8 --iters 200 --bounds --format csv 2>&1) ||
+    { echo "error the round-trip probe failed"; return 0; }
+  awk -F, -v far="${FAR_RTT_US:-0.25}" '
+    $1 == "collective" { for (i = 1; i <= NF; i++) if ($i == "rtt_us") col = i }
+    $1 == "allreduce" && col && $col != "" { rtt = $col + 0; seen = 1 }
+    END {
+      if (!seen) { print "error no round trip in the probe"; exit }
+      printf "%s %.3f\n", (rtt > far ? "far" : "close"), rtt
+    }' <<<"$out"
+}
 speed_state() {
-  local np=${1:-2} bench=${2:-build}/apps/tutti-bench
-  mpirun -np "$np" $(oversubscribe_args "$np") --bind-to none "$bench" --op allreduce \
-      --min-bytes 8 --max-bytes 8 --iters 200 --bounds --format csv 2>/dev/null |
-    awk -F, -v far="${FAR_RTT_US:-0.25}" '$1 == "allreduce" && $2 == 8 {
-      state = ($14 + 0 > far) ? "far" : "close"} END {print state ? state : "unknown"}'
+  local state
+  read -r state _ <<<"$(speed_probe "$@")"
+  [ "$state" = error ] && state=unknown
+  echo "$state"
 }

@@ -10,7 +10,8 @@
 # us) and one where they are far apart (0.3-0.5 us); in the far state
 # tutti's shared-memory copies slow more than MPI's single-copy (CMA)
 # transfers, and some cases run behind MPI there (docs/PERFORMANCE.md). So
-# every attempt first measures the round trip (tutti-bench --bounds), then
+# every attempt first measures the round trip (speed_probe in
+# scripts/mpi-env.sh: tutti-bench --bounds; far above FAR_RTT_US), then
 # compares with the ratio recorded in that state: with the cores close the
 # limit is 2.5 times the recorded ratio, capped at 1.2 (never more than 20%
 # behind MPI); far apart it is 2.5 times the recorded ratio, capped at the
@@ -64,32 +65,11 @@ cases=(
   "alltoallv       64    0.60  0.53   0.60  0.53"
   "barrier         0     0.86  0.91   0.81  0.94"
 )
-# A round trip between the two ranks' cores above this (us) is the far state.
-far_rtt_us=${FAR_RTT_US:-0.25}
 # limit_of RATIO STATE
 limit_of() {
   awk -v r="$1" -v state="$2" 'BEGIN {
     cap = 1.2; if (state == "far" && 1.4 * r > cap) cap = 1.4 * r
     l = 2.5 * r; if (l > cap) l = cap; printf "%.2f", l }'
-}
-# The speed state now: "close RTT" or "far RTT" from the cache-line round
-# trip between ranks 0 and 1 (tutti-bench --bounds, median of 200), or
-# "error WHY".
-probe_state() {
-  local out
-  out=$(mpirun -np "$np" "${launch[@]}" --bind-to none build/apps/tutti-bench --op allreduce \
-          --min-bytes 8 --max-bytes 8 --iters 200 --bounds --format csv 2>&1) ||
-    { echo "error the round-trip probe failed"; return 0; }
-  python3 -c '
-import csv, io, sys
-text, far = sys.argv[1], float(sys.argv[2])
-rows = list(csv.DictReader(io.StringIO(text[text.find("collective,"):])))
-try:
-    rtt = float(rows[-1]["rtt_us"])
-except (IndexError, KeyError, ValueError):
-    print("error no round trip in the probe"); sys.exit()
-print(("far" if rtt > far else "close"), f"{rtt:.3f}")
-' "$out" "$far_rtt_us"
 }
 read -ra launch <<<"$(oversubscribe_args "$np")"
 to_bytes() {  # 16K -> 16384
@@ -150,7 +130,7 @@ for c in "${cases[@]}"; do
   bytes=$(to_bytes "$size")
   line="" ok=0
   for attempt in $(seq 1 "$attempts"); do
-    read -r state rtt <<<"$(probe_state)"
+    read -r state rtt <<<"$(speed_probe "$np")"
     if [ "$state" = error ]; then line="$coll $size $method: $rtt"; break; fi
     if [ "$state" = far ]; then recorded=$far_barrier; [ "$method" = back-to-back ] && recorded=$far_b2b
     else recorded=$close_barrier; [ "$method" = back-to-back ] && recorded=$close_b2b; fi
