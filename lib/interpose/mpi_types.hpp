@@ -30,6 +30,11 @@ constexpr tutti_datatype_t unsigned_type() {
 }
 }  // namespace detail
 
+// Fortran's REAL, DOUBLE PRECISION, INTEGER and their sized forms (out of
+// line: C programs never get this far), by the size the MPI library gives
+// them.
+std::optional<tutti_datatype_t> fortran_reduction_type(MPI_Datatype dt);
+
 inline std::optional<tutti_datatype_t> reduction_type(MPI_Datatype dt) {
   if (dt == MPI_FLOAT) return TUTTI_FLOAT32;
   if (dt == MPI_DOUBLE) return TUTTI_FLOAT64;
@@ -45,7 +50,7 @@ inline std::optional<tutti_datatype_t> reduction_type(MPI_Datatype dt) {
   if (dt == MPI_UINT8_T || dt == MPI_UNSIGNED_CHAR) return TUTTI_UINT8;
   // MPI_CHAR and MPI_BYTE have no arithmetic in MPI; 16-bit integers,
   // long double and complex types have no tutti type.
-  return std::nullopt;
+  return fortran_reduction_type(dt);
 }
 
 inline std::optional<tutti_op_t> reduction_op(MPI_Op op) {

@@ -1,16 +1,18 @@
 #!/bin/bash
 # Runs tests/interpose/mpi_only_test.cpp under mpirun and checks what
 # libtutti-mpi did, from its TUTTI_MPI_STATS line.
-#   run.sh preload|trials|plain|off|churn NP LIBTUTTI_MPI MPI_ONLY_TEST
+#   run.sh preload|trials|plain|off|churn|fortran NP LIBTUTTI_MPI MPI_ONLY_TEST
 # preload: every call tutti can serve runs in tutti (TUTTI_MPI_TRIALS=0);
 # trials: the default policy, which times both sides on the first calls of
-# each size class and then keeps the faster.
+# each size class and then keeps the faster; fortran: a Fortran program
+# (fortran_test.f90, fortran_f08_test.f90) as preload, every one of its
+# calls tutti's.
 set -u
 mode=$1 np=$2 lib=$(realpath "$3") exe=$(realpath "$4")
 args=(-np "$np" --oversubscribe --bind-to none -x TUTTI_TIMEOUT -x TUTTI_MPI_STATS=1)
 prog=("$exe")
 case $mode in
-  preload) args+=(-x LD_PRELOAD="$lib" -x TUTTI_MPI_TRIALS=0) ;;
+  preload|fortran) args+=(-x LD_PRELOAD="$lib" -x TUTTI_MPI_TRIALS=0) ;;
   trials) args+=(-x LD_PRELOAD="$lib") ;;
   off) args+=(-x LD_PRELOAD="$lib" -x TUTTI_MPI=0) ;;
   churn) args+=(-x LD_PRELOAD="$lib"); prog+=(--churn 1000) ;;
@@ -43,6 +45,9 @@ case $mode in
        if [ "$np" -ge 3 ]; then echo "$stats" | grep -q "uneven counts" || fail "no uneven-counts pass"; fi
        if [ "$np" -ge 2 ]; then echo "$out" | grep -q "^bad root: tutti:" || fail "the bad root's error is not tutti's"; fi
        if echo "$stats" | grep -q "trial"; then fail "trials with TUTTI_MPI_TRIALS=0"; fi
+     fi
+     if [ "$mode" = fortran ]; then
+       echo "$stats" | grep -q " 0 passed to MPI" || fail "Fortran calls passed to MPI"
      fi
      if [ "$mode" = trials ]; then
        echo "$stats" | grep -q " trial" || fail "no trial calls on MPI"
