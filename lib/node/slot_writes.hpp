@@ -51,10 +51,11 @@ class SlotWrites {
   // a new size's decision rests on two (a new message size is where the
   // state most needs checking: with probes only every 32 calls, short
   // benchmark runs spent most of a size undetected, 1 MiB bcasts taking
-  // 450-620 us against Open MPI's 82 in the far-apart state). Then two
-  // valid calls in a row probe kProbeEvery calls after the first early one,
-  // and after each such pair the gap to the next doubles, up to
-  // kMaxProbeGap, until the next invalid call.
+  // 450-620 us against Open MPI's 82 in the far-apart state). Then pairs
+  // of valid calls in a row probe again: the first at valid call
+  // kEarlyProbes + kProbeEvery - 1, each later one twice as many calls
+  // after the one before (at most kMaxProbeGap), until an invalid call
+  // starts it all over.
   // Why it grows: one call of each pair writes the slow way, at up to 5x
   // the other's time (2 ranks' 1 MiB allgather with the cores far apart:
   // 330 us with normal stores, 60 streamed), so a pair every 32 calls cost

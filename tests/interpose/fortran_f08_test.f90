@@ -30,14 +30,6 @@ program fortran_f08_test
 
 contains
 
-  subroutine expect(ok, what)
-    logical, intent(in) :: ok
-    character(*), intent(in) :: what
-    checks = checks + 1
-    if (.not. ok) then
-      failed = failed + 1
-      print '(a, i0, 2a)', 'FAIL on rank ', rank, ': ', what
-    end if
-  end subroutine
+  include 'expect.inc'
 
 end program
