@@ -213,9 +213,7 @@ class SharedPort {
   // between any two calls that use the same half. Called in collective
   // order with the same arguments on every rank.
   size_t take_slide(size_t area, uint32_t chunks) {
-    const size_t places = slide_places(area, chunks);
-    if (places == 1) return 0;
-    return (slides_++ % places) * slide_step(area);
+    return take_slide_among(slide_places(area, chunks), area);
   }
   // Everything a call through the slots takes from the port, in the one
   // order every path must follow (the engine's ScheduleRun and the direct
@@ -232,8 +230,9 @@ class SharedPort {
     SlotCall call;
     call.swap_halves = take_parity(chunks);
     const int half = call.swap_halves ? 1 : 0;
-    call.mode = slot_writes_.begin_call(area, chunks, half, slide_places(area, chunks) > 1);
-    call.slide = take_slide(area, chunks);
+    const size_t places = slide_places(area, chunks);
+    call.mode = slot_writes_.begin_call(area, chunks, half, places > 1);
+    call.slide = take_slide_among(places, area);
     return call;
   }
   // Whether the next signal to `peer` may be sent: `peer` took the signal
@@ -315,6 +314,11 @@ class SharedPort {
   uint64_t slides_ = 0;  // one-chunk calls through the slots so far (take_slide)
   static constexpr size_t kSlideAlign = 4096;
   static size_t slide_step(size_t area) { return (area + kSlideAlign - 1) / kSlideAlign * kSlideAlign; }
+  // take_slide, for `places` = slide_places(area, chunks).
+  size_t take_slide_among(size_t places, size_t area) {
+    if (places == 1) return 0;
+    return (slides_++ % places) * slide_step(area);
+  }
   // 32 measured best of 8, 32 and no limit (2 ranks, 16 KiB-4 MiB): no
   // limit made 16 KiB calls 3x slower (their slots then cycle through the
   // whole half, out of the caches).
