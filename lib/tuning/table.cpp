@@ -329,9 +329,18 @@ const TuningTable& builtin_tuning() {
     // keep their rules. Against the old rules (scripts/compare-builds.sh, 6
     // rounds): 512 KiB-2 MiB 0.42-0.78 of their time back to back, 0.77-0.98
     // with a barrier (docs/perf/bcast-one-chunk-2026-11-30.txt).
+    // 2026-12-01, cores far apart (the whole morning): one chunk took
+    // 1.32-1.47 of Open MPI's time with a barrier at 512 KiB-2 MiB (the two
+    // copies one after the other, each from memory), 128 KiB chunks
+    // 0.65-0.90 (back to back 0.67-0.80 against one chunk's 0.67-0.80; 64
+    // KiB alike); close, 128 KiB chunks 0.68-0.99 / 0.77-0.79 against one
+    // chunk's 0.50-0.71 / 0.32-0.78. 128 KiB chunks stay below Open MPI in
+    // both states, also on 3 ranks (docs/perf/bcast-chunks-far-2026-12-01.txt).
+    // Choosing the chunk by state would need the ranks to agree on it
+    // (unlike the slot writes, slot_writes.hpp): not done yet.
     add_one_node(Collective::Bcast, 32 * K, 256 * K, "shm", 32 * K).ranks = {2, 3};
     add_one_node(Collective::Bcast, 256 * K, 512 * K, "shm", 64 * K).ranks = {2, 3};
-    add_one_node(Collective::Bcast, 512 * K, 4 * M, "shm", 4 * M).ranks = {2, 3};
+    add_one_node(Collective::Bcast, 512 * K, 4 * M, "shm", 128 * K).ranks = {2, 3};
     add_one_node(Collective::Allgather, 64 * K, 512 * K, "cma", 0).ranks = {2, 3};
     rules.back().fast_reads = true;
     add_one_node(Collective::Allgather, 256 * K, kAny, "cma", 0).ranks.lo = 3;

@@ -618,14 +618,14 @@ TEST_CASE("where the creation's probe found peer reads slow, 2 ranks keep 16 KiB
     }
   }
   // bcast in chunks of about a quarter of the vector up to 512 KiB
-  // (pipelined copies), then in one chunk up to 4 MiB.
+  // (pipelined copies), then in 128 KiB chunks up to 4 MiB.
   auto chunk = [&](Collective c, uint64_t bytes) {
     return d.select(call(c, bytes, 2), "", "").params.chunk_bytes;
   };
   CHECK(chunk(Collective::Bcast, 128 << 10) == (32u << 10));
   CHECK(chunk(Collective::Bcast, (512 << 10) - 4) == (64u << 10));
-  CHECK(chunk(Collective::Bcast, 512 << 10) == (4u << 20));
-  CHECK(chunk(Collective::Bcast, 2 << 20) == (4u << 20));
+  CHECK(chunk(Collective::Bcast, 512 << 10) == (128u << 10));
+  CHECK(chunk(Collective::Bcast, 2 << 20) == (128u << 10));
   CHECK(chunk(Collective::Bcast, 8 << 20) == (1u << 20));
   CHECK(chunk(Collective::Scatter, 256 << 10) == (64u << 10));
   CHECK(chunk(Collective::Gather, (1 << 20) - 4) == (256u << 10));
