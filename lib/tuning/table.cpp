@@ -335,7 +335,7 @@ const TuningTable& builtin_tuning() {
     // 0.65-0.90 (back to back 0.67-0.80 against one chunk's 0.67-0.80; 64
     // KiB alike); close, 128 KiB chunks 0.68-0.99 / 0.77-0.79 against one
     // chunk's 0.50-0.71 / 0.32-0.78. 128 KiB chunks stay below Open MPI in
-    // both states, also on 3 ranks (docs/perf/bcast-chunks-far-2026-12-01.txt).
+    // both states, also on 3 ranks (docs/perf/large-far-2026-12-01.txt).
     // Choosing the chunk by state would need the ranks to agree on it
     // (unlike the slot writes, slot_writes.hpp): not done yet.
     add_one_node(Collective::Bcast, 32 * K, 256 * K, "shm", 32 * K).ranks = {2, 3};
