@@ -14,7 +14,7 @@ program fortran_test
   integer, allocatable :: counts(:), displs(:), ones(:), offsets(:)
   integer :: ia(n), ib(n)
   integer :: req, reqs(4), status(MPI_STATUS_SIZE), statuses(MPI_STATUS_SIZE, 4)
-  integer :: idx, outcount, indices(4), seen, ring_in, ring_out, length
+  integer :: idx, outcount, indices(4), seen, ring_in, ring_out, length, code
   logical :: flag
   double precision :: deadline
   character(len=MPI_MAX_ERROR_STRING) :: text
@@ -238,6 +238,20 @@ program fortran_test
   call mpi_error_string(MPI_ERR_ARG, text, length, ierr)
   call expect(ierr == 0 .and. length > 0 .and. length <= len(text) .and. text(length + 1:) == '', &
               'error_string')
+
+  ! a bad root with MPI_ERRORS_RETURN: an error code, and (where tutti ran
+  ! the call: more than one rank) tutti's message for it, with what tutti
+  ! last reported (which only this library's MPI_Error_string adds)
+  call mpi_comm_dup(MPI_COMM_WORLD, comm, ierr)
+  call mpi_comm_set_errhandler(comm, MPI_ERRORS_RETURN, ierr)
+  call mpi_bcast(a, n, MPI_DOUBLE_PRECISION, nranks + 5, comm, code)
+  call expect(code /= 0, 'bcast with a bad root returns an error')
+  text = ''
+  call mpi_error_string(code, text, length, ierr)
+  call expect(ierr == 0 .and. length > 0, 'error_string of the bad root')
+  if (nranks >= 2) call expect(text(1:6) == 'tutti:' .and. index(text, 'root=') > 0, &
+                               'error_string gives tutti''s message: ' // trim(text))
+  call mpi_comm_free(comm, ierr)
 
   call mpi_barrier(MPI_COMM_WORLD, ierr)
   call expect(ierr == 0, 'barrier')
