@@ -90,6 +90,18 @@ bool statuses_valid(int rc) { return rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATU
 // A C index (0-based, or MPI_UNDEFINED) as Fortran's (1-based).
 MPI_Fint fortran_index(int index) { return index == MPI_UNDEFINED ? index : index + 1; }
 
+// What an -some call hands back to Fortran: the requests, and where MPI
+// reports them, how many completed, which (1-based) and their statuses.
+void some_out(int rc, int completed, Requests& r, Statuses& s, MPI_Fint* outcount,
+              MPI_Fint* indices) {
+  r.out();
+  if (!statuses_valid(rc)) return;
+  *outcount = completed;
+  if (completed == MPI_UNDEFINED) return;
+  for (int k = 0; k < completed; ++k) indices[k] = fortran_index(indices[k]);
+  s.out(completed);
+}
+
 }  // namespace
 
 TUTTI_FORTRAN_NAMES(wait, WAIT, (MPI_Fint* request, MPI_Fint* status, MPI_Fint* ierr)) {
@@ -182,14 +194,7 @@ TUTTI_FORTRAN_NAMES(waitsome, WAITSOME,
   Statuses s(*incount, statuses);
   int completed = MPI_UNDEFINED;
   const int rc = MPI_Waitsome(*incount, r.c(), &completed, indices, s.c());
-  r.out();
-  if (statuses_valid(rc)) {
-    *outcount = completed;
-    if (completed != MPI_UNDEFINED) {
-      for (int k = 0; k < completed; ++k) indices[k] = fortran_index(indices[k]);
-      s.out(completed);
-    }
-  }
+  some_out(rc, completed, r, s, outcount, indices);
   set(ierr, rc);
 }
 
@@ -200,14 +205,7 @@ TUTTI_FORTRAN_AND_PROFILING_NAMES(testsome, TESTSOME,
   Statuses s(*incount, statuses);
   int completed = MPI_UNDEFINED;
   const int rc = MPI_Testsome(*incount, r.c(), &completed, indices, s.c());
-  r.out();
-  if (statuses_valid(rc)) {
-    *outcount = completed;
-    if (completed != MPI_UNDEFINED) {
-      for (int k = 0; k < completed; ++k) indices[k] = fortran_index(indices[k]);
-      s.out(completed);
-    }
-  }
+  some_out(rc, completed, r, s, outcount, indices);
   set(ierr, rc);
 }
 
