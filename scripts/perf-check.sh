@@ -31,12 +31,12 @@ np=${NP:-2} runs=${RUNS:-3} iters=${ITERS:-100} attempts=${ATTEMPTS:-4} pause=${
 # back to back (tutti-bench --back-to-back): with the cores close (the
 # highest median of 3 runs of this script, 2026-11-25), then far apart (the
 # median of 3 runs, 2026-11-25, round trip 0.30-0.42 us)
+# bcast 1M runs the segment in 128 KiB chunks since 2026-12-01, re-recorded
+# from compare-algorithms jobs: close 2026-11-30's 0.83 / 0.78, far
+# 2026-12-01's 0.70 / 0.80 (docs/perf/large-far-2026-12-01.txt).
 # allgather 64K and alltoall 64K run the single-copy "cma" algorithms
-# since 2026-11-26 (bcast 1M did until 2026-11-30, now the segment again:
-# docs/perf/reads-fast-2026-11-30.txt; in 128 KiB chunks since 2026-12-01,
-# re-recorded from compare-algorithms jobs: close 2026-11-30's 0.83 / 0.78,
-# far 2026-12-01's 0.70 / 0.80, docs/perf/large-far-2026-12-01.txt),
-# re-recorded from 6 alternating jobs of
+# since 2026-11-26 (bcast 1M did until 2026-11-30), re-recorded from 6
+# alternating jobs of
 # scripts/compare-algorithms.sh (docs/perf/one-node-cma-2026-11-26.txt),
 # all in the far state: cma makes the same kernel copy as Open MPI's
 # transfers, so the close state is recorded with the same ratios.

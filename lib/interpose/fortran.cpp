@@ -1,8 +1,8 @@
 // The Fortran bindings of the blocking collectives, MPI_Finalize and
 // MPI_Error_string, so that Fortran programs (mpif.h, `use mpi`,
 // `use mpi_f08`) reach tutti too (why they are needed: fortran.hpp). The
-// non-blocking collectives and the requests they return:
-// fortran_requests.cpp.
+// non-blocking collectives: fortran_nonblocking.cpp; the functions that
+// complete their requests: fortran_requests.cpp.
 #include <mpi.h>
 
 #include <algorithm>
