@@ -54,6 +54,15 @@ long first_difference(const Bytes& got, const Bytes& want, Datatype dt, std::str
 // count if the sizes differ).
 long count_wrong(const Bytes& got, const Bytes& want, Datatype dt);
 
+// Whether a call's count is per block, one block for or from each rank: its
+// buffers and the bytes it moves grow as P^2, not P, which the sweeps size
+// their largest cases by.
+inline bool per_block(Collective coll) {
+  return coll == Collective::Allgather || coll == Collective::ReduceScatter ||
+         coll == Collective::Gather || coll == Collective::Scatter ||
+         coll == Collective::Alltoall || coll == Collective::Alltoallv;
+}
+
 // Splitmix64: a fast, well-mixed hash for test data.
 inline uint64_t mix(uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;

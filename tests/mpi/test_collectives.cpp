@@ -82,13 +82,6 @@ bool refusal_expected(Collective coll, const std::string& algo) {
          (coll == Collective::Alltoallv && algo == "hierarchical_shm" && !spans_nodes());
 }
 
-// Whether a call's count is per block, one block for or from each rank.
-bool per_block(Collective coll) {
-  return coll == Collective::Allgather || coll == Collective::ReduceScatter ||
-         coll == Collective::Gather || coll == Collective::Scatter ||
-         coll == Collective::Alltoall || coll == Collective::Alltoallv;
-}
-
 size_t next_prime(size_t n) {
   auto prime = [](size_t k) {
     if (k < 2) return false;

@@ -219,10 +219,7 @@ void check_algorithm(const algos::Algorithm& algo) {
   // whose buffers and messages grow as P (not P^2: every rank's block to
   // every rank) and not through one node's segment (its flags grow as P^2):
   // those took 5-40 s each there and are covered at 255.
-  const bool quadratic = coll == Collective::Alltoall || coll == Collective::Alltoallv ||
-                         coll == Collective::Allgather || coll == Collective::Gather ||
-                         coll == Collective::Scatter || coll == Collective::ReduceScatter ||
-                         uses_node_segment(algo);
+  const bool quadratic = per_block(coll) || uses_node_segment(algo);
   for (int p : {64, 100, 255, 1000}) {
     for (size_t count : {size_t{3}, static_cast<size_t>(p) + 5}) {
       if (p == 1000 && (quadratic || count > 3)) continue;
