@@ -196,6 +196,13 @@ void Comm::allocate_node_memory() {
       dispatcher_.set_peer_reads(true);
       dispatcher_.set_fast_reads(settle_fast_reads(mpi_comm_));
     }
+    if (node_memory_) {  // on only where every rank asked (else their calls would differ)
+      int follow = config_.follow_state_alternate ? 2 : config_.follow_state ? 1 : 0;
+      check_mpi(MPI_Allreduce(MPI_IN_PLACE, &follow, 1, MPI_INT, MPI_MIN, mpi_comm_),
+                "MPI_Allreduce (TUTTI_FOLLOW_STATE)");
+      follow_state_ = follow >= 1;
+      follow_state_alternate_ = follow == 2;
+    }
     return;
   }
   MPI_Comm node_comm = MPI_COMM_NULL;
@@ -294,18 +301,24 @@ size_t Comm::CallKeyHash::operator()(const CallKey& k) const {
       static_cast<size_t>(k.op) << 8 | static_cast<size_t>(k.in_place) << 1 |
       static_cast<size_t>(k.memory));
   mix(static_cast<size_t>(k.root));
+  mix(static_cast<size_t>(k.variant));
   return h;
 }
 
-const Comm::Plan& Comm::plan_for(const CollArgs& args, bool blocking) {
+const Comm::Plan& Comm::plan_for(const CollArgs& args, bool blocking, int variant) {
   // On one node there is nothing to hand on, and no counts to exchange.
   auto needs_node_counts = [this](const algos::Algorithm* algo) {
     return algo->needs_node_counts && dispatcher_.topology().nnodes > 1;
   };
   // `node_counts`: alltoallv's counts of this rank's node, where exchanged.
   auto make = [&](Plan& plan, const CollArgs& args, std::span<const size_t> node_counts = {}) {
-    const Decision d = explain(args);
-    if (config_.debug.decisions && rank_ == 0) log_decision(args, d);
+    Decision d = explain(args);
+    if (config_.debug.decisions && rank_ == 0 && variant == 0) log_decision(args, d);
+    plan.has_alternative = d.alternative != nullptr;
+    if (variant == 1 && d.alternative) {
+      d.algorithm = d.alternative;
+      d.params = d.alternative_params;
+    }
     plan.algorithm = d.algorithm;
     plan.params = d.params;
     plan.fell_back = d.fell_back();
@@ -326,7 +339,8 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args, bool blocking) {
                                         kDirectScratchPerRank * static_cast<size_t>(size_)));
     }
   };
-  const CallKey key{args.coll, args.count, args.dtype, args.op, args.root, args.in_place, args.memory};
+  const CallKey key{args.coll,    args.count,     args.dtype, args.op,
+                    args.root,    args.in_place,  args.memory, variant};
   // alltoallv: its schedule depends on the counts and displacements, which
   // differ between ranks and calls, so only the last plan is kept, with
   // them, and replayed while calls repeat them (a loop of exchanges of one
@@ -440,9 +454,10 @@ bool Comm::ordered_by_cuda() const {
 #endif
 }
 
-const Comm::Plan& Comm::begin_call(const CollArgs& args, OpLabel& label, bool blocking) {
+const Comm::Plan& Comm::begin_call(const CollArgs& args, OpLabel& label, bool blocking,
+                                   int variant) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
-  const Plan& plan = plan_for(args, blocking);
+  const Plan& plan = plan_for(args, blocking, variant);
   ++stats_.collectives;
   if (plan.fell_back) ++stats_.refused_fallbacks;
   if (plan.algorithm->is_mpi()) ++stats_.mpi_fallbacks;
@@ -641,8 +656,62 @@ std::string Comm::timeout_message(const std::string& what, std::vector<int> wait
 
 Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
                           MemoryType out_mem) {
+  if (!follow_state_ || args.memory != MemoryType::Host || args.coll == Collective::Alltoallv ||
+      failed_ || !plan_for(args, /*blocking=*/true).has_alternative)
+    return run_plan(args, 0, in, out, in_mem, out_mem);
+  // TUTTI_FOLLOW_STATE (api/state_choice.hpp). The signature: what every
+  // rank's call has alike (the plans' key less the variant).
+  const uint64_t key = CallKeyHash{}(CallKey{args.coll, args.count, args.dtype, args.op,
+                                             args.root, args.in_place, args.memory});
+  const StateChoice::Step step = state_choice_.begin(key);
+  int variant = step.variant;
+  if (step.agree) {
+    int agreed = 0;
+    if (const Status status = agree_on_variant(key, agreed); status != TUTTI_SUCCESS)
+      return status;
+    state_choice_.adopt(key, agreed);
+    if (!step.timed) variant = agreed;
+  }
+  if (!step.timed) return run_plan(args, variant, in, out, in_mem, out_mem);
+  CollArgs barrier;
+  barrier.coll = Collective::Barrier;
+  if (const Status status = run_internal(barrier, nullptr); status != TUTTI_SUCCESS)
+    return status;
+  const auto start = std::chrono::steady_clock::now();
+  const Status status = run_plan(args, variant, in, out, in_mem, out_mem);
+  const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
+  if (status == TUTTI_SUCCESS) state_choice_.note_time(key, variant, took.count());
+  return status;
+}
+
+Status Comm::agree_on_variant(uint64_t key, int& agreed) {
+  const int proposal = follow_state_alternate_ ? 1 - state_choice_.verdict(key)
+                                              : state_choice_.proposal(key);
+  uint8_t variant = rank_ == 0 ? static_cast<uint8_t>(proposal) : 0;
+  CollArgs bcast;
+  bcast.coll = Collective::Bcast;
+  bcast.count = 1;
+  bcast.dtype = Datatype::Uint8;
+  bcast.root = 0;
+  const Status status = run_internal(bcast, &variant);
+  agreed = variant & 1;
+  return status;
+}
+
+Status Comm::run_internal(const CollArgs& args, void* data) {
+  // The user's last algorithm and counts stay theirs.
+  const std::string_view user_algorithm = last_algorithm_;
+  const CommStats user_stats = stats_;
+  const Status status = run_plan(args, 0, data, data, MemoryType::Host, MemoryType::Host);
+  last_algorithm_ = user_algorithm;
+  stats_ = user_stats;
+  return status;
+}
+
+Status Comm::run_plan(const CollArgs& args, int variant, const void* in, void* out,
+                      MemoryType in_mem, MemoryType out_mem) {
   OpLabel label;
-  const Plan& plan = begin_call(args, label, /*blocking=*/true);
+  const Plan& plan = begin_call(args, label, /*blocking=*/true, variant);
   // The direct path: a host schedule with nothing else in flight runs as an
   // operation on this stack frame. Nothing else can need the shared segment
   // or be ordered before it, and it costs no allocation, no shared_ptr and

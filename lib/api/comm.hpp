@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "api/grouped_call.hpp"
+#include "api/state_choice.hpp"
 #include "engine/operation.hpp"
 #include "engine/scratch.hpp"
 #include "node/node_memory.hpp"
@@ -146,6 +147,7 @@ class Comm {
     int root;
     bool in_place;
     MemoryType memory;
+    int variant = 0;  // 1: the rule's alternative (api/state_choice.hpp)
     bool operator==(const CallKey&) const = default;
   };
   struct CallKeyHash {
@@ -158,14 +160,25 @@ class Comm {
     bool fell_back = false;
     std::shared_ptr<const Schedule> schedule;  // null for "mpi"
     bool direct = false;  // a blocking call may run algorithm->run_direct
+    bool has_alternative = false;  // Decision::alternative (variant 0's plan)
   };
 
   // The cached plan for `args`; `blocking`: run_blocking's call, which may
   // exchange alltoallv's counts inside the node.
-  const Plan& plan_for(const CollArgs& args, bool blocking);
+  const Plan& plan_for(const CollArgs& args, bool blocking, int variant = 0);
   // What every collective call does first: refuses on a failed
   // communicator, finds the plan, counts, and labels the call.
-  const Plan& begin_call(const CollArgs& args, OpLabel& label, bool blocking = false);
+  const Plan& begin_call(const CollArgs& args, OpLabel& label, bool blocking = false,
+                         int variant = 0);
+  // run_blocking once the plan's variant is chosen.
+  Status run_plan(const CollArgs& args, int variant, const void* in, void* out, MemoryType in_mem,
+                  MemoryType out_mem);
+  // TUTTI_FOLLOW_STATE: the variant of `key`'s call that every rank takes,
+  // rank 0's proposal (a 1-byte bcast; api/state_choice.hpp), into `agreed`.
+  Status agree_on_variant(uint64_t key, int& agreed);
+  // A collective of tutti's own on this communicator (in place, on host
+  // memory `data`), left out of the user's statistics and last algorithm.
+  Status run_internal(const CollArgs& args, void* data);
   // alltoallv: the send counts of every rank of this rank's node, in the
   // node's rank order (P each), into node_counts_. Messages between the
   // node's ranks, tagged with the coming call's sequence number and an
@@ -284,6 +297,11 @@ class Comm {
   std::unique_ptr<NodeMemory> node_memory_;  // this node's shared segment
   void allocate_node_memory();
   bool settle_fast_reads(MPI_Comm node_comm);
+  // TUTTI_FOLLOW_STATE, on where every rank asked for it (agreed at
+  // creation): blocking calls of rules with an alternative probe both.
+  bool follow_state_ = false;
+  bool follow_state_alternate_ = false;  // TUTTI_FOLLOW_STATE=alternate, on every rank
+  StateChoice state_choice_;
   std::vector<char> direct_scratch_;  // DirectCall::scratch, sized with the plans
   std::shared_ptr<Operation> shm_holder_;
   // The blocking call running on the caller's stack (run_blocking), polled

@@ -146,6 +146,10 @@ Config Config::from_environment(bool have_ucx) {
       fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_SHM_STREAM='", v, "': expected auto, 1 or 0");
   }
   if (const char* v = env("TUTTI_CMA")) cfg.cma = parse_bool("TUTTI_CMA", v);
+  if (const char* v = env("TUTTI_FOLLOW_STATE")) {
+    cfg.follow_state_alternate = std::string(v) == "alternate";
+    cfg.follow_state = cfg.follow_state_alternate || parse_bool("TUTTI_FOLLOW_STATE", v);
+  }
   if (const char* v = env("TUTTI_READS")) {
     const std::string mode = v;
     if (mode == "fast" || mode == "slow") cfg.fast_reads = mode == "fast";

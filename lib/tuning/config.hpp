@@ -60,6 +60,11 @@ struct Config {
   // faster way inside a node; nullopt ("auto"): measured at creation
   // (node/read_probe.hpp).
   std::optional<bool> fast_reads;
+  // TUTTI_FOLLOW_STATE: blocking calls whose rule names an alternative
+  // probe both now and then and run the faster (api/state_choice.hpp).
+  // "alternate" (for tests): every agreement switches to the other.
+  bool follow_state = false;
+  bool follow_state_alternate = false;
   // TUTTI_GROUP_FUSE_BYTES: grouped allreduces of at most this many bytes
   // are fused with others of their datatype and op (0: never).
   size_t group_fuse_bytes = 256 * 1024;

@@ -37,6 +37,19 @@ Decision Dispatcher::select(const CollArgs& args, const std::string& forced,
     d.reason = origin;
     return true;
   };
+  // A rule taken: its alternative too, where it would run the call.
+  auto take_rule = [&](const TuningRule& rule) {
+    if (!consider(rule.algorithm, rule.params, str("rule ", rule.origin))) return false;
+    if (rule.alternative.empty()) return true;
+    const algos::Algorithm* alt = algos::find_algorithm(args.coll, rule.alternative);
+    CollArgs with_params = args;
+    with_params.params = rule.alternative_params;
+    if (alt && !alt->refuse(with_params, topo_)) {
+      d.alternative = alt;
+      d.alternative_params = rule.alternative_params;
+    }
+    return true;
+  };
 
   if (!forced.empty() && consider(forced, args.params, forced_origin)) return d;
 
@@ -47,7 +60,7 @@ Decision Dispatcher::select(const CollArgs& args, const std::string& forced,
   const CallShape shape{args.coll,   bytes,      topo_.nranks,       topo_.nnodes,
                         args.memory, args.dtype, topo_.shared_cores, topo_.fast_reads};
   for (const TuningRule* rule : user_.matches(shape))
-    if (consider(rule->algorithm, rule->params, str("rule ", rule->origin))) return d;
+    if (take_rule(*rule)) return d;
   if (model_decides(args, topo_)) {
     d.model = model_->choose(args, topo_);
     for (const ModelEstimate& e : d.model->estimates)
@@ -58,7 +71,7 @@ Decision Dispatcher::select(const CollArgs& args, const std::string& forced,
         return d;
   }
   for (const TuningRule* rule : builtin_tuning().matches(shape))
-    if (consider(rule->algorithm, rule->params, str("rule ", rule->origin))) return d;
+    if (take_rule(*rule)) return d;
   if (consider("mpi", {}, "no tutti algorithm fits")) return d;
   fail(TUTTI_ERR_UNSUPPORTED, "no algorithm can run ", describe(args));
 }

@@ -26,6 +26,11 @@ struct Decision {
     std::string algorithm, origin, why;
   };
   std::vector<Refused> refused;  // candidates tried before, and why they refused
+  // The taken rule's alternative (TuningRule::alternative), where it names
+  // one that does not refuse the call: a blocking call may run it instead
+  // where TUTTI_FOLLOW_STATE is on (api/state_choice.hpp).
+  const algos::Algorithm* alternative = nullptr;
+  AlgoParams alternative_params;
   // The cost model's predictions, where the model was asked.
   std::shared_ptr<const ModelChoice> model;
   // True when a preferred candidate refused and a later one was taken.

@@ -108,6 +108,12 @@ std::string rule_to_string(const TuningRule& r) {
   out += str(" -> ", r.algorithm);
   if (r.params.chunk_bytes) out += str(" chunk_bytes=", format_size(r.params.chunk_bytes));
   if (r.params.radix) out += str(" radix=", r.params.radix);
+  if (!r.alternative.empty()) {
+    out += str(" or ", r.alternative);
+    if (r.alternative_params.chunk_bytes)
+      out += str(" chunk_bytes=", format_size(r.alternative_params.chunk_bytes));
+    out += " (TUTTI_FOLLOW_STATE)";
+  }
   return out;
 }
 
@@ -390,6 +396,21 @@ const TuningTable& builtin_tuning() {
     // 0.75-0.91 / 1.03-1.08; from 8 MiB mixed; 64 KiB chunks lost everywhere
     // (docs/perf/allgather-chunks-2026-11-30.txt).
     add_one_node(Collective::Allgather, 1 * M, 8 * M, "shm", 1 * M).ranks = {2, 3};
+    // From 512 KiB the faster way for 2 ranks' allgather and alltoall
+    // follows the machine's state: with the cores close the segment ran at
+    // 0.62-0.92 of Open MPI's time against cma's 0.95-1.06, far apart at
+    // 1.02-1.48 against 1.00-1.09 (three copies against two, each from
+    // memory; 2026-12-01, docs/perf/large-far-2026-12-01.txt). Where
+    // TUTTI_FOLLOW_STATE is on, the ranks probe both and agree
+    // (api/state_choice.hpp). Not allgather's 512 KiB-1 MiB: there the
+    // probes took cma in some jobs with the cores close, the median job at
+    // 0.92 of Open MPI's time against the segment's 0.63
+    // (docs/perf/follow-state-2026-12-06.txt).
+    rules.back().alternative = "cma";
+    add_one_node(Collective::Allgather, 8 * M, kAny, "shm", 256 * K).ranks = {2, 3};
+    rules.back().alternative = "cma";
+    add_one_node(Collective::Alltoall, 512 * K, kAny, "shm", 256 * K).ranks = {2, 3};
+    rules.back().alternative = "cma";
     // Where ranks share cores, 4 or more of them, the mid-size allreduce
     // goes through the segment as a reduce-scatter then an allgather
     // (hierarchical_shm on one node): each rank reduces 1/P of the vector

@@ -47,6 +47,11 @@ struct TuningRule {
   std::optional<bool> fast_reads;
   std::string algorithm;
   AlgoParams params;
+  // Where TUTTI_FOLLOW_STATE is on: the algorithm a blocking call may run
+  // instead, whichever the probes find faster in the machine's current
+  // speed state (api/state_choice.hpp); "" for none.
+  std::string alternative;
+  AlgoParams alternative_params;
   std::string origin;  // "built-in", "file.toml:12", "TUTTI_TUNE 'allreduce:0-4K:ring'"
 };
 

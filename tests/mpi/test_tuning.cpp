@@ -503,4 +503,80 @@ TEST_CASE("TUTTI_READS and the probe decide the reads=fast rules on every rank",
   }
 }
 
+// TUTTI_FOLLOW_STATE (api/state_choice.hpp): 2 ranks' allgather from 1 MiB
+// and alltoall from 512 KiB probe the segment and cma in rounds of calls
+// (the barriers before them are internal, uncounted) and then run what
+// rank 0 proposed, on every rank alike. "alternate" makes every agreement
+// switch, so that both variants run between the probes.
+TEST_CASE("TUTTI_FOLLOW_STATE probes both ways, and every rank runs the agreed one",
+          "[tuning]") {
+  const int p = world_size();
+  if (p != 2 || !all_ranks(ranks_on_this_node() == 2)) {
+    SUCCEED("the built-in rules with an alternative are 2 ranks' on one node");
+    return;
+  }
+  Env env;
+  for (const char* name : {"TUTTI_ALGO_ALLGATHER", "TUTTI_ALGO_ALLTOALL", "TUTTI_TUNE",
+                           "TUTTI_TUNING_FILE", "TUTTI_CMA"})
+    env.set(name, std::nullopt);
+  const size_t count = 262144;  // 1 MiB of int32 per block
+  // Call `i` of `coll`: the result checked on every rank; the algorithm
+  // that ran, the same on every rank.
+  auto run = [&](tutti_comm_t comm, Collective coll, int i) {
+    const int me = world_rank();
+    std::vector<int32_t> in(count * (coll == Collective::Alltoall ? p : 1)), out(count * p, -1);
+    for (size_t k = 0; k < in.size(); ++k) in[k] = static_cast<int32_t>(me * 1000003 + i * 7 + k);
+    const int st = coll == Collective::Alltoall
+                       ? tutti_alltoall(in.data(), out.data(), count, TUTTI_INT32, comm)
+                       : tutti_allgather(in.data(), out.data(), count, TUTTI_INT32, comm);
+    bool ok = st == TUTTI_SUCCESS;
+    for (int q = 0; q < p; ++q) {
+      // From rank q: its block (allgather) or its block for this rank (alltoall).
+      const size_t from = coll == Collective::Alltoall ? me * count : 0;
+      for (size_t k = 0; k < count; ++k)
+        ok = ok && out[q * count + k] == static_cast<int32_t>(q * 1000003 + i * 7 + from + k);
+    }
+    REQUIRE(all_ranks(ok));
+    const std::string ran = tutti_comm_last_algorithm(comm);
+    const bool cma = ran == "cma";
+    REQUIRE((ran == "cma" || ran == "shm"));
+    REQUIRE((all_ranks(cma) || all_ranks(!cma)));
+    return ran;
+  };
+  for (const char* mode : {"1", "alternate"}) {
+    env.set("TUTTI_FOLLOW_STATE", mode);
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    for (Collective coll : {Collective::Allgather, Collective::Alltoall}) {
+      INFO("TUTTI_FOLLOW_STATE=" << mode << ", " << collective_name(coll));
+      const tutti_comm_stats_t before = stats_of(c.comm);
+      std::vector<std::string> ran;
+      for (int i = 1; i <= 50; ++i) ran.push_back(run(c.comm, coll, i));
+      // Four warm-up calls, then probe rounds at calls 5-8, 9-12 and
+      // 44-47, the segment twice, then cma twice.
+      for (int i : {1, 2, 3, 4, 5, 6, 9, 10, 44, 45}) CHECK(ran[i - 1] == "shm");
+      for (int i : {7, 8, 11, 12, 46, 47}) CHECK(ran[i - 1] == "cma");
+      if (std::string(mode) == "alternate") {
+        // Agreements at calls 9 (to cma), 13 (back to shm) and 48 (cma).
+        for (int i = 13; i <= 43; ++i) CHECK(ran[i - 1] == "shm");
+        for (int i = 48; i <= 50; ++i) CHECK(ran[i - 1] == "cma");
+      }
+      // The agreements are internal: the user's calls alone are counted.
+      CHECK(stats_of(c.comm).collectives == before.collectives + 50);
+    }
+  }
+  {
+    env.set("TUTTI_FOLLOW_STATE", std::nullopt);  // off: the rule's algorithm alone
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    for (int i = 1; i <= 6; ++i) CHECK(run(c.comm, Collective::Alltoall, i) == "shm");
+  }
+  {
+    env.set("TUTTI_FOLLOW_STATE", world_rank() == 0 ? "1" : "0");  // on only where all ask
+    Comm c;
+    REQUIRE(all_ranks(c.status == TUTTI_SUCCESS));
+    for (int i = 1; i <= 6; ++i) CHECK(run(c.comm, Collective::Alltoall, i) == "shm");
+  }
+}
+
 }  // namespace tutti::testing

@@ -23,7 +23,7 @@ class Env {
     // Start from nothing tutti reads, whatever the caller's environment.
     for (const char* name : {"TUTTI_TRANSPORT", "TUTTI_TIMEOUT", "TUTTI_SPIN", "TUTTI_SLEEP_AFTER", "TUTTI_TUNE",
                              "TUTTI_TUNING_FILE", "TUTTI_TUNING_STRICT", "TUTTI_MACHINE", "TUTTI_DEBUG",
-                             "TUTTI_CHECK", "TUTTI_TRACE", "TUTTI_SHM_STREAM",
+                             "TUTTI_CHECK", "TUTTI_TRACE", "TUTTI_SHM_STREAM", "TUTTI_FOLLOW_STATE",
                              "TUTTI_READS", "TUTTI_UCX_PEER_ERRORS"})
       set(name, std::nullopt);
     for (Collective c : kAllCollectives) set(algo_env_name(c), std::nullopt);
@@ -188,6 +188,18 @@ TEST_CASE("config: transport, timeout and other values", "[config]") {
   env.set("TUTTI_SHM_STREAM", "fast");
   CHECK(error_of() == "TUTTI_SHM_STREAM='fast': expected auto, 1 or 0");
   env.set("TUTTI_SHM_STREAM", std::nullopt);
+  CHECK_FALSE(Config::from_environment(true).follow_state);
+  env.set("TUTTI_FOLLOW_STATE", "1");
+  CHECK(Config::from_environment(true).follow_state);
+  CHECK_FALSE(Config::from_environment(true).follow_state_alternate);
+  env.set("TUTTI_FOLLOW_STATE", "alternate");
+  CHECK(Config::from_environment(true).follow_state);
+  CHECK(Config::from_environment(true).follow_state_alternate);
+  env.set("TUTTI_FOLLOW_STATE", "0");
+  CHECK_FALSE(Config::from_environment(true).follow_state);
+  env.set("TUTTI_FOLLOW_STATE", "sometimes");
+  CHECK(error_of() == "TUTTI_FOLLOW_STATE='sometimes': expected 1/0, yes/no, true/false or on/off");
+  env.set("TUTTI_FOLLOW_STATE", std::nullopt);
   CHECK_FALSE(Config::from_environment(true).fast_reads.has_value());
   env.set("TUTTI_READS", "auto");
   CHECK_FALSE(Config::from_environment(true).fast_reads.has_value());
