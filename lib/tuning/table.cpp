@@ -649,10 +649,14 @@ const TuningTable& builtin_tuning() {
     // jobs on 2 x 2 and 2 on 4 x 2, both methods, tutti / Open MPI medians,
     // 64 B-32 KiB: 2 x 2 0.75-0.90 (barrier) and 0.60-1.11 (back to back)
     // against the best flat one's 0.93-1.30 and 0.65-1.47; 4 x 2 0.57-0.99 and
-    // 0.59-0.86 against 0.77-1.26 and 0.62-1.36. From 256 KiB the copies
-    // through the segment cost more than the messages they save (4 x 2, back
-    // to back: 1.93 against pairwise's 1.04). Uneven nodes: it refuses.
-    add(Collective::Alltoall, 0, 128 * K, "hierarchical_shm").nodes = {2, kAny};
+    // 0.59-0.86 against 0.77-1.26 and 0.62-1.36. Uneven nodes: it refuses.
+    // Up to 256 KiB on 3 nodes and more too: 2026-12-06, 5 rounds on 3 x 2
+    // and 8 on 4 x 2, barrier / back to back, 128 KiB 0.71 / 0.76 and 0.81 /
+    // 0.73 against pairwise's 1.22 / 1.07 on 4 x 2 and "mpi"'s 1.05-1.08 /
+    // 1.10-1.49 (2026-11-30, 3 rounds on 4 x 2: 0.96 / 1.10 against
+    // pairwise's 1.38 / 0.92). At 256 KiB nothing leads there (below).
+    // Raw: docs/perf/cluster-alltoall-mid-2026-12-06.txt.
+    add(Collective::Alltoall, 0, 256 * K, "hierarchical_shm").nodes = {2, kAny};
     // On two nodes between 128 and 512 KiB: 2 x 2, 2026-11-28, 15 rounds of
     // jobs alternating the algorithms (so a median survives this machine's
     // noise: Open MPI's own time moved 2x between jobs), tutti / Open MPI,
@@ -679,14 +683,15 @@ const TuningTable& builtin_tuning() {
     // 1.03, 1.03 / 1.22, 1.04 / 1.03. 2 x 2 pairwise 1.11-1.49 at 1-16 MiB,
     // "mpi" 0.80-1.13; at 128-512 KiB the two are level (pairwise 0.96-1.47,
     // "mpi" 1.02-1.30). Raw: docs/perf/cluster-alltoall-mpi-2026-11-28.txt.
-    // Except 512 KiB on two nodes, since the progress thread stays asleep
-    // while a rank waits (2026-11-29): 2 x 2, two sets of 3 rounds,
-    // barrier / back to back, "pairwise" 0.82 / 0.79 and 0.95 / 0.84
-    // against "mpi"'s 1.04 / 1.06 and 1.05 / 1.01 (at 1 MiB level: 1.16 /
-    // 0.96 against 1.07 / 1.05); 4 x 2 pairwise 1.13-1.34 / 1.16-1.19 at
-    // 512 KiB-2 MiB against 1.03-1.08 / 0.90-0.99. Raw:
-    // docs/perf/cluster-alltoall-512k-2026-11-29.txt.
-    add(Collective::Alltoall, 512 * K, 1 * M, "pairwise").nodes = {2, 3};
+    // Except 512 KiB, through each node's segment: 2026-12-06, barrier /
+    // back to back, hierarchical_shm 0.88 / 0.74 on 2 x 2 (6 rounds; the
+    // pairwise rule before it 0.99 / 1.16), 0.81 / 0.80 on 3 x 2 (5;
+    // pairwise 0.88 / 0.84), 0.84 / 0.84 on 4 x 2 (8; "mpi" 1.06 / 1.01;
+    // 2026-11-30 0.85 / 0.86); at 1 MiB it trails (1.08-1.39 / 1.22-1.54)
+    // and "mpi" stays. Raw: docs/perf/cluster-alltoall-mid-2026-12-06.txt
+    // (pairwise's 2026-11-29 lead on 2 x 2, 0.79-0.95 against "mpi"'s
+    // 1.01-1.06: docs/perf/cluster-alltoall-512k-2026-11-29.txt).
+    add(Collective::Alltoall, 512 * K, 1 * M, "hierarchical_shm").nodes = {2, kAny};
     add(Collective::Alltoall, 512 * K, kAny, "mpi").nodes = {2, kAny};
     rules.back().memory = MemoryType::Host;
     // alltoallv across nodes goes to the MPI library too (host buffers):

@@ -794,7 +794,12 @@ TEST_CASE("one-node jobs default to the shared-memory algorithms where they meas
   CHECK(picks(four_nodes_shared, Collective::Alltoall, 1 << 10, 8) == "hierarchical_shm");
   // Large alltoall across nodes: the MPI library's own (host buffers).
   CHECK(picks(two_nodes_shared, Collective::Alltoall, 1 << 20, 4) == "mpi");
-  CHECK(picks(four_nodes_shared, Collective::Alltoall, 512 << 10, 8) == "mpi");
+  CHECK(picks(four_nodes_shared, Collective::Alltoall, 1 << 20, 8) == "mpi");
+  // 512 KiB, and 128 KiB on 4 nodes, through the segments (256 KiB on 4
+  // nodes: flat, below).
+  CHECK(picks(two_nodes_shared, Collective::Alltoall, 512 << 10, 4) == "hierarchical_shm");
+  CHECK(picks(four_nodes_shared, Collective::Alltoall, 512 << 10, 8) == "hierarchical_shm");
+  CHECK(picks(four_nodes_shared, Collective::Alltoall, 128 << 10, 8) == "hierarchical_shm");
   // Up to 512 KiB on two nodes through the segments ("linear" stalled at
   // 128 KiB in many jobs).
   CHECK(picks(two_nodes_shared, Collective::Alltoall, 128 << 10, 4) == "hierarchical_shm");
