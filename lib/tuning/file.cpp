@@ -23,7 +23,8 @@ namespace tutti {
 namespace {
 
 constexpr std::string_view kRowKeys[] = {"collective", "bytes", "ranks", "nodes", "memory",
-                                         "dtype", "cores", "reads", "algorithm", "params"};
+                                         "dtype", "cores", "reads", "algorithm", "params",
+                                         "alternative"};
 constexpr std::string_view kSectionKeys[] = {"name", "ranks", "nodes", "ppn", "rule"};
 constexpr std::string_view kHeaderKeys[] = {"cluster", "generated_by", "date", "tutti_version"};
 constexpr std::string_view kTopKeys[] = {"tutti", "section", "rule"};
@@ -186,6 +187,15 @@ std::optional<std::string> check_rule(const TuningRule& r) {
     return str(collective_name(r.coll), " algorithm '", r.algorithm, "' does not use ", param,
                " (", collective_name(r.coll), " algorithms that do: ",
                users.empty() ? "none" : users, ")");
+  }
+  // TUTTI_FOLLOW_STATE's other candidate (api/state_choice.hpp), with its
+  // default parameters.
+  if (!r.alternative.empty()) {
+    if (!algos::find_algorithm(r.coll, r.alternative))
+      return str("unknown alternative '", r.alternative, "' (", collective_name(r.coll),
+                 " algorithms: ", algos::algorithm_names(r.coll), ")");
+    if (r.alternative == r.algorithm)
+      return str("alternative '", r.alternative, "' is the rule's own algorithm");
   }
   if ((r.coll == Collective::Alltoallv || r.coll == Collective::Barrier) && !r.bytes.contains(0))
     return str(collective_name(r.coll), " rules are matched at size 0 (",
@@ -428,7 +438,7 @@ class TomlReader {
         ValueRange& target = k == "bytes" ? r.bytes : k == "ranks" ? r.ranks : r.nodes;
         ok = read_range(v, k, target) && ok;
       } else if (k == "collective" || k == "algorithm" || k == "memory" || k == "dtype" ||
-                 k == "cores" || k == "reads") {
+                 k == "cores" || k == "reads" || k == "alternative") {
         // Present, even if wrong: its own message says what is wrong.
         have_coll = have_coll || k == "collective";
         have_algo = have_algo || k == "algorithm";
@@ -446,6 +456,8 @@ class TomlReader {
           }
         } else if (k == "algorithm") {
           r.algorithm = text;
+        } else if (k == "alternative") {
+          r.alternative = text;
         } else if (k == "memory") {
           if (auto m = parse_memory_type(text)) r.memory = *m;
           else bad(line_of(v), str("unknown memory type '", text, "' (expected one of host, cuda)"));

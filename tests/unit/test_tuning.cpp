@@ -279,6 +279,50 @@ TEST_CASE("a rule's reads key: fast or slow, matched against the creation's prob
         }).find("r.toml:3: unknown reads '1' (expected fast or slow)") != std::string::npos);
 }
 
+TEST_CASE("a rule's alternative: a tutti algorithm the dispatcher offers TUTTI_FOLLOW_STATE",
+          "[tuning]") {
+  const TuningFile f = parse_tuning_toml(
+      "[[rule]]\ncollective = \"allgather\"\nbytes = \"1M-\"\nalgorithm = \"shm\"\n"
+      "params = { chunk_bytes = \"256K\" }\nalternative = \"cma\"\n",
+      "a.toml", true);
+  const std::vector<TuningRule> rules = f.rules_for({2, 1, 2});
+  REQUIRE(rules.size() == 1);
+  CHECK(rule_to_string(rules[0]) ==
+        "allgather bytes=1M- -> shm chunk_bytes=256K or cma (TUTTI_FOLLOW_STATE)");
+  // The decision carries it where it would run the call; elsewhere not.
+  Dispatcher one_node(TuningTable(rules), Topology::single_node(2, 1 << 20));
+  one_node.set_peer_reads(true);  // cma may run
+  Decision dec = one_node.select(call(Collective::Allgather, 2 << 20, 2), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  REQUIRE(dec.alternative != nullptr);
+  CHECK(dec.alternative->name == "cma");
+  const Topology two_nodes{2, 2, 1, {0, 1}, 1 << 20};  // cma refuses across nodes
+  dec = Dispatcher(TuningTable(rules), two_nodes).select(call(Collective::Allgather, 2 << 20, 2), "",
+                                                          "");
+  CHECK(dec.alternative == nullptr);
+  // Forced algorithms have none.
+  dec = one_node.select(call(Collective::Allgather, 2 << 20, 2), "ring", "forced");
+  CHECK(dec.alternative == nullptr);
+  // An unknown alternative, or the rule's own algorithm, is an error.
+  CHECK(error_of([] {
+          parse_tuning_toml("[[rule]]\ncollective = \"allgather\"\nalgorithm = \"shm\"\n"
+                            "alternative = \"fast\"\n",
+                            "a.toml", true);
+        }).find("a.toml:3: unknown alternative 'fast' (allgather algorithms: ") != std::string::npos);
+  CHECK(error_of([] {
+          parse_tuning_toml("[[rule]]\ncollective = \"allgather\"\nalgorithm = \"shm\"\n"
+                            "alternative = \"shm\"\n",
+                            "a.toml", true);
+        }).find("alternative 'shm' is the rule's own algorithm") != std::string::npos);
+  // The built-in table names some (2 ranks on one node).
+  Dispatcher builtin(TuningTable(std::vector<TuningRule>{}), Topology::single_node(2, 1 << 20));
+  builtin.set_peer_reads(true);
+  dec = builtin.select(call(Collective::Alltoall, 1 << 20, 2), "", "");
+  CHECK(dec.algorithm->name == "shm");
+  REQUIRE(dec.alternative != nullptr);
+  CHECK(dec.alternative->name == "cma");
+}
+
 TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
   SECTION("rules, ranges, filters and parameters") {
     const TuneRules t = parse_tune_string(
