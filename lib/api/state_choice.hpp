@@ -23,9 +23,9 @@
 //     rule's algorithm untimed (pages fault in, plans are built: 400-1700
 //     us where warm calls took 40-260; the segment's own early probes of
 //     how to write its slots, node/slot_writes.hpp, run one call of each
-//     pair the slow way), then two rounds come, then a round
-//     after 32 calls, then after twice as many each time, at most 256 (as
-//     the slot-write probes);
+//     pair the slow way), then two rounds come, then a round after 32
+//     calls, then after twice as many each time, at most 256 (as the
+//     slot-write probes);
 //   - the call after each round starts with an agreement: rank 0 proposes
 //     the variant whose best call of the last two rounds was faster (the
 //     other only where it wins by kSwitchMargin), every rank takes it
