@@ -50,7 +50,8 @@ namespace {
 int exchange_parts(int nodes) { return nodes <= 2 ? 1 : floor_power_of_two(nodes); }
 
 // Chunks of 128 KiB on two nodes (the size "hierarchical_shm" measured best
-// there, tuning/table.cpp); on more nodes large enough that the exchange's
+// there; the built-in rule for two nodes asks for 256 KiB, which this
+// algorithm measured best there, tuning/table.cpp); on more nodes large enough that the exchange's
 // messages keep 16 KiB (a lane's slice over the blocks of the exchange:
 // below that the model has the steps' latency outweigh the overlap, 8 x 4
 // ranks at 1 MiB 1.41x hierarchical_shm's time with 128 KiB chunks, 0.95x

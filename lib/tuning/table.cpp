@@ -535,7 +535,15 @@ const TuningTable& builtin_tuning() {
     // KiB 0.85 / 0.79 against 0.73 / 0.74, 1 MiB 1.17 / 0.94 against 0.97 /
     // 1.11, 4 MiB 1.02 / 1.04 against 1.05 / 1.18, 16 MiB 1.00 / 1.05
     // against 1.13 / 1.09 (docs/perf/cluster-4x2-allreduce-overlap-2026-11-28.txt).
+    // Its chunks of 256 KiB, not the 128 KiB it takes on two nodes by
+    // itself: 2 x 2, 2026-12-06, 5 rounds alternating the two, tutti's
+    // median time lower at every size from 256 KiB to 16 MiB in both
+    // methods (barrier / back to back, 512 KiB 537 / 567 us against 752 /
+    // 784, 1 MiB 1175 / 1296 against 1614 / 1444, 16 MiB 18.8 / 20.7 ms
+    // against 27.7 / 26.0; tutti / Open MPI 0.59-0.98 against 0.69-1.18).
+    // Raw: docs/perf/cluster-2x2-allreduce-overlap-chunks-2026-12-06.txt.
     add(Collective::Allreduce, 256 * K, kAny, "hierarchical_shm_overlap").nodes = {2, 3};
+    rules.back().params.chunk_bytes = 256 * K;
     add(Collective::Allreduce, 64 * K, kAny, "hierarchical_shm").nodes = {3, kAny};
     add(Collective::Allreduce, 0, 128 * K, "leader").nodes = {2, kAny};
     add(Collective::Allreduce, 128 * K, kAny, "leader").nodes = {2, 3};
