@@ -198,7 +198,7 @@ TEST_CASE("config: transport, timeout and other values", "[config]") {
   env.set("TUTTI_FOLLOW_STATE", "0");
   CHECK_FALSE(Config::from_environment(true).follow_state);
   env.set("TUTTI_FOLLOW_STATE", "sometimes");
-  CHECK(error_of() == "TUTTI_FOLLOW_STATE='sometimes': expected 1/0, yes/no, true/false or on/off");
+  CHECK(error_of() == "TUTTI_FOLLOW_STATE='sometimes': expected 1, 0 or alternate");
   env.set("TUTTI_FOLLOW_STATE", std::nullopt);
   CHECK_FALSE(Config::from_environment(true).fast_reads.has_value());
   env.set("TUTTI_READS", "auto");
