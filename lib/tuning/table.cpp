@@ -672,13 +672,14 @@ const TuningTable& builtin_tuning() {
     // pairwise's 1.37-1.39 / 1.23-1.25 and hierarchical_shm's 1.11-1.22 /
     // 1.29-1.72; 256 KiB hierarchical_shm 0.58-0.59 / 0.72-0.77 against
     // pairwise's 1.02-1.13 / 1.03-1.04 and linear's 0.67 / 0.97-0.99. On 4 x
-    // 2 the segment's copies lost there (above): two nodes only. Raw:
+    // 2 the segment's copies lost at 256 KiB (above): two nodes only (up
+    // to 256 KiB the rule above holds on every node count). Raw:
     // docs/perf/cluster-2x2-alltoall-mid-2026-11-28.txt. On 2026-11-29
     // "linear" at 64-128 KiB took 0.6-1.5 ms in many jobs (16-32 KiB
     // messages over UCX's TCP; Open MPI 0.2-0.3 ms), where hierarchical_shm
     // stayed at 0.2-0.4 ms; 128 KiB follows it since
     // (docs/perf/cluster-2x2-alltoall-linear-stalls-2026-11-29.txt).
-    add(Collective::Alltoall, 128 * K, 512 * K, "hierarchical_shm").nodes = {2, 3};
+    add(Collective::Alltoall, 256 * K, 512 * K, "hierarchical_shm").nodes = {2, 3};
     // Large alltoall across nodes goes to the MPI library: every tutti
     // schedule measured behind it there, also over the MPI transport
     // (TUTTI_TRANSPORT=mpi: pairwise 1.13-1.46 of Open MPI's time on 2 x 2
