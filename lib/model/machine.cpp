@@ -66,6 +66,8 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else if (name == "intra.written_send_factor") m.intra.written_factor = positive();
     else if (name == "inter.written_send_factor") m.inter.written_factor = positive();
     else if (name == "inter.eager_bytes") m.inter.eager_bytes = v;
+    else if (name == "intra.send_eager_bytes") m.intra.send_eager_bytes = v;
+    else if (name == "inter.send_eager_bytes") m.inter.send_eager_bytes = v;
     else if (name == "intra.inject_us") m.intra.inject_us = v;
     else if (name == "intra.flag_us") m.flag_us = v;
     else if (name == "intra.peer_read_us") m.peer_read_us = v;
@@ -88,13 +90,13 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
       fail(TUTTI_ERR_INVALID_ARGUMENT, where, "unknown key '", name,
            "' (known: intra.alpha_us, intra.beta_gbps, intra.rndv_alpha_us, intra.rndv_beta_gbps, "
            "intra.rndv_short_alpha_us, intra.rndv_short_beta_gbps, intra.rndv_cached_alpha_us, "
-           "intra.rndv_cached_beta_gbps, intra.eager_bytes, "
+           "intra.rndv_cached_beta_gbps, intra.eager_bytes, intra.send_eager_bytes, "
            "intra.written_send_factor, inter.written_send_factor, "
            "intra.inject_us, intra.flag_us, intra.peer_read_us, intra.peer_read_gbps, "
            "intra.peer_copy_gbps, intra.peer_write_gbps, intra.peer_write_max_bytes, inter.alpha_us, "
            "inter.beta_gbps, "
            "inter.rndv_alpha_us, inter.rndv_beta_gbps, inter.rndv_short_alpha_us, "
-           "inter.rndv_short_beta_gbps, inter.eager_bytes, inter.inject_us, "
+           "inter.rndv_short_beta_gbps, inter.eager_bytes, inter.send_eager_bytes, inter.inject_us, "
            "inter.nics, compute.reduce_gbps, compute.copy_gbps, compute.cores_per_node, "
            "compute.cache_bytes, compute.reduce_cached_gbps, compute.copy_cached_gbps, "
            "protocol.eager_bytes, "

@@ -48,7 +48,16 @@ struct LinkCost {
   double rndv_cached_bytes_per_us = -1;
   // The largest message this link sends eagerly; negative: the machine's
   // protocol.eager_bytes. Shared memory and TCP switch at different sizes.
+  // It picks the cost line (where tutti-tune saw the time jump).
   double eager_bytes = -1;
+  // The largest message whose send completes once injected, without
+  // waiting for the receiver (the protocol, not the cost line); negative:
+  // eager_bytes. Between machines tutti pins UCX's rendezvous threshold to
+  // 1 MiB (transport/ucx.cpp), while the time a TCP message takes here jumps
+  // at 16-32 KiB: with the jump taken for the protocol, a pipeline's root
+  // waited for every 256 KiB chunk to arrive, and the 2-node bcast and
+  // reduce trees at 2 MiB were predicted 2.6-3.1x too slow (2026-12-06).
+  double send_eager_bytes = -1;
   // How much longer a rendezvous message's bytes take when the sender
   // wrote them earlier in the call (a pipeline forwarding what it just
   // received or reduced): the receiver's copy then pulls lines dirty in
@@ -94,7 +103,14 @@ struct Machine {
   // (11.0, 13.7 and 15.0 us: docs/perf/machine-2x1-2026-11-27*.toml): with
   // none, a schedule posting hundreds of messages at once looked as cheap
   // as one message (docs/SCALE.md, "The per-message gap").
-  LinkCost inter{25.0, 1.2e3, -1, -1, 14.0};
+  LinkCost inter = [] {
+    LinkCost l{25.0, 1.2e3, -1, -1, 14.0};
+    l.send_eager_bytes = kInterMachineEagerBytes;
+    return l;
+  }();
+  // UcxTransport::kInterMachineRndvBytes (not included: the model does not
+  // depend on the transport).
+  static constexpr double kInterMachineEagerBytes = 1 << 20;
   int nics_per_node = 1;
   // Inside a node, what the shared segment costs beyond its copies: a flag,
   // from one rank's store to its waiter seeing it (half a cache line's
@@ -154,6 +170,10 @@ struct Machine {
   double eager_bytes = 8192;
   bool eager(const LinkCost& link, double bytes) const {
     return bytes <= (link.eager_bytes >= 0 ? link.eager_bytes : eager_bytes);
+  }
+  // Whether a send of `bytes` completes once injected (LinkCost::send_eager_bytes).
+  bool sends_eagerly(const LinkCost& link, double bytes) const {
+    return link.send_eager_bytes >= 0 ? bytes <= link.send_eager_bytes : eager(link, bytes);
   }
   // What a collective call costs beyond its messages and local work (the
   // software path: dispatch, schedule lookup, entering and leaving the

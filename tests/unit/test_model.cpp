@@ -892,3 +892,34 @@ TEST_CASE("model: the overlapped node-aware allreduce on 4 and 8 nodes", "[model
 }
 
 }  // namespace tutti::testing
+
+namespace tutti::testing {
+
+// Between nodes a send up to inter.send_eager_bytes (tutti's rendezvous
+// threshold across machines, 1 MiB) is done once injected, whatever the
+// cost line's eager_bytes: a pipeline's root sends its next chunk without
+// waiting for the last one to arrive. With every send a rendezvous, the
+// 2-node bcast tree's eight 256 KiB chunks each paid the link's latency in
+// turn (2 MiB predicted 2.6x its measured time, 2026-12-06).
+TEST_CASE("model: sends up to send_eager_bytes between nodes are done once injected", "[model]") {
+  const model::Machine eager;
+  REQUIRE(eager.inter.send_eager_bytes == 1 << 20);
+  CHECK(eager.intra.send_eager_bytes < 0);  // inside a node: the cost line's limit
+  model::Machine rendezvous = eager;
+  rendezvous.inter.send_eager_bytes = 0;
+  const algos::Algorithm* tree = algos::find_algorithm(Collective::Bcast, "tree");
+  REQUIRE(tree);
+  CollArgs args{.coll = Collective::Bcast, .count = 1 << 19, .dtype = Datatype::Float32, .op = Op::Sum};
+  args.params.chunk_bytes = 256 << 10;  // 8 chunks
+  const Topology topo = model::model_topology(2, 1);
+  const model::Prediction streamed = model::predict(*tree, args, topo, eager);
+  const model::Prediction waited = model::predict(*tree, args, topo, rendezvous);
+  REQUIRE(streamed.error.empty());
+  REQUIRE(waited.error.empty());
+  INFO("streamed " << streamed.us << " us, every chunk waited for " << waited.us << " us");
+  CHECK(waited.us - streamed.us > 0.9 * 7 * eager.inter.alpha_us);
+  CHECK(model::parse_machine("[inter]\nsend_eager_bytes = 65536\n", "p.toml").inter.send_eager_bytes ==
+        65536);
+}
+
+}  // namespace tutti::testing
