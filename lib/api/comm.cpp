@@ -197,11 +197,10 @@ void Comm::allocate_node_memory() {
       dispatcher_.set_fast_reads(settle_fast_reads(mpi_comm_));
     }
     if (node_memory_) {  // on only where every rank asked (else their calls would differ)
-      int follow = config_.follow_state_alternate ? 2 : config_.follow_state ? 1 : 0;
+      int follow = static_cast<int>(config_.follow_state);
       check_mpi(MPI_Allreduce(MPI_IN_PLACE, &follow, 1, MPI_INT, MPI_MIN, mpi_comm_),
                 "MPI_Allreduce (TUTTI_FOLLOW_STATE)");
-      follow_state_ = follow >= 1;
-      follow_state_alternate_ = follow == 2;
+      follow_state_ = static_cast<Config::FollowState>(follow);
     }
     return;
   }
@@ -656,8 +655,9 @@ std::string Comm::timeout_message(const std::string& what, std::vector<int> wait
 
 Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
                           MemoryType out_mem) {
-  if (!follow_state_ || args.memory != MemoryType::Host || args.coll == Collective::Alltoallv ||
-      failed_ || !plan_for(args, /*blocking=*/true).has_alternative)
+  if (follow_state_ == Config::FollowState::off || args.memory != MemoryType::Host ||
+      args.coll == Collective::Alltoallv || failed_ ||
+      !plan_for(args, /*blocking=*/true).has_alternative)
     return run_plan(args, 0, in, out, in_mem, out_mem);
   // TUTTI_FOLLOW_STATE (api/state_choice.hpp). The signature: what every
   // rank's call has alike (the plans' key less the variant).
@@ -685,7 +685,8 @@ Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, Memor
 }
 
 Status Comm::agree_on_variant(uint64_t key, int& agreed) {
-  const int proposal = follow_state_alternate_ ? 1 - state_choice_.verdict(key)
+  const int proposal = follow_state_ == Config::FollowState::alternate
+                           ? 1 - state_choice_.verdict(key)
                                               : state_choice_.proposal(key);
   uint8_t variant = rank_ == 0 ? static_cast<uint8_t>(proposal) : 0;
   CollArgs bcast;

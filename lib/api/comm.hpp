@@ -299,8 +299,7 @@ class Comm {
   bool settle_fast_reads(MPI_Comm node_comm);
   // TUTTI_FOLLOW_STATE, on where every rank asked for it (agreed at
   // creation): blocking calls of rules with an alternative probe both.
-  bool follow_state_ = false;
-  bool follow_state_alternate_ = false;  // TUTTI_FOLLOW_STATE=alternate, on every rank
+  Config::FollowState follow_state_ = Config::FollowState::off;
   StateChoice state_choice_;
   std::vector<char> direct_scratch_;  // DirectCall::scratch, sized with the plans
   std::shared_ptr<Operation> shm_holder_;

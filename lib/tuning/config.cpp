@@ -148,8 +148,9 @@ Config Config::from_environment(bool have_ucx) {
   if (const char* v = env("TUTTI_CMA")) cfg.cma = parse_bool("TUTTI_CMA", v);
   if (const char* v = env("TUTTI_FOLLOW_STATE")) {
     const std::string mode = v;
-    cfg.follow_state_alternate = mode == "alternate";
-    if (cfg.follow_state_alternate || mode == "1" || mode == "0") cfg.follow_state = mode != "0";
+    if (mode == "1") cfg.follow_state = Config::FollowState::on;
+    else if (mode == "0") cfg.follow_state = Config::FollowState::off;
+    else if (mode == "alternate") cfg.follow_state = Config::FollowState::alternate;
     else fail(TUTTI_ERR_INVALID_ARGUMENT, "TUTTI_FOLLOW_STATE='", v, "': expected 1, 0 or alternate");
   }
   if (const char* v = env("TUTTI_READS")) {

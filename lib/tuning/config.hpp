@@ -62,9 +62,10 @@ struct Config {
   std::optional<bool> fast_reads;
   // TUTTI_FOLLOW_STATE: blocking calls whose rule names an alternative
   // probe both now and then and run the faster (api/state_choice.hpp).
-  // "alternate" (for tests): every agreement switches to the other.
-  bool follow_state = false;
-  bool follow_state_alternate = false;
+  // `alternate` (for tests): every agreement switches to the other. The
+  // order matters: the ranks agree on the lowest (Comm).
+  enum class FollowState : int { off = 0, on = 1, alternate = 2 };
+  FollowState follow_state = FollowState::off;
   // TUTTI_GROUP_FUSE_BYTES: grouped allreduces of at most this many bytes
   // are fused with others of their datatype and op (0: never).
   size_t group_fuse_bytes = 256 * 1024;
