@@ -687,7 +687,7 @@ Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, Memor
 Status Comm::agree_on_variant(uint64_t key, int& agreed) {
   const int proposal = follow_state_ == Config::FollowState::alternate
                            ? 1 - state_choice_.verdict(key)
-                                              : state_choice_.proposal(key);
+                           : state_choice_.proposal(key);
   uint8_t variant = rank_ == 0 ? static_cast<uint8_t>(proposal) : 0;
   CollArgs bcast;
   bcast.coll = Collective::Bcast;
