@@ -109,7 +109,7 @@ struct Machine {
     return l;
   }();
   // UcxTransport::kInterMachineRndvBytes (not included: the model does not
-  // depend on the transport).
+  // depend on the transport; tests/unit/test_ucx_settings.cpp checks they agree).
   static constexpr double kInterMachineEagerBytes = 1 << 20;
   int nics_per_node = 1;
   // Inside a node, what the shared segment costs beyond its copies: a flag,

@@ -4,6 +4,7 @@
 
 #include "tutti_config.h"
 #if TUTTI_HAVE_UCX
+#include "model/machine.hpp"
 #include "transport/ucx.hpp"
 
 namespace tutti {
@@ -20,6 +21,14 @@ TEST_CASE("a user's UCX_RNDV_THRESH sets where acknowledgements start", "[config
   CHECK(UcxTransport::ack_bytes_for("auto") == 1);
   CHECK(UcxTransport::ack_bytes_for("12parsecs") == 1);
   CHECK(UcxTransport::ack_bytes_for("") == 1);
+}
+
+// The cost model keeps its own copy of the rendezvous threshold between
+// machines (model/machine.hpp does not depend on the transport): a send up
+// to it completes once injected, in the model as in UCX.
+TEST_CASE("the model's eager limit between nodes is the transport's", "[config]") {
+  CHECK(model::Machine{}.inter.send_eager_bytes ==
+        static_cast<double>(UcxTransport::kInterMachineRndvBytes));
 }
 
 }  // namespace tutti
