@@ -71,6 +71,15 @@ def launch(args, program):
 def calibrate(args, path):
     subprocess.run(launch(args, [TUNE, "--calibrate", os.path.abspath(path)]), check=True,
                    capture_output=True, env=mpi_env())
+    if args.cluster:
+        # The emulated nodes share this machine's cores, which no rank can
+        # see from inside its node (compute.host_cores, docs/SCALE.md).
+        with open(path) as f:
+            text = f.read()
+        text = text.replace("[compute]\n", "[compute]\nhost_cores = %d  # emulated nodes on one "
+                            "machine (scripts/model-check.py)\n" % os.cpu_count(), 1)
+        with open(path, "w") as f:
+            f.write(text)
     return path
 
 

@@ -81,6 +81,7 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
     else if (name == "compute.reduce_gbps") m.reduce_bytes_per_us = positive() * 1e3;
     else if (name == "compute.copy_gbps") m.copy_bytes_per_us = positive() * 1e3;
     else if (name == "compute.cores_per_node") m.cores_per_node = static_cast<int>(std::round(v));
+    else if (name == "compute.host_cores") m.host_cores = static_cast<int>(std::round(v));
     else if (name == "compute.cache_bytes") m.cache_bytes = v;
     else if (name == "compute.reduce_cached_gbps") m.reduce_cached_bytes_per_us = positive() * 1e3;
     else if (name == "compute.copy_cached_gbps") m.copy_cached_bytes_per_us = positive() * 1e3;
@@ -98,7 +99,7 @@ Machine parse_machine(const std::string& text, const std::string& origin) {
            "inter.rndv_alpha_us, inter.rndv_beta_gbps, inter.rndv_short_alpha_us, "
            "inter.rndv_short_beta_gbps, inter.eager_bytes, inter.send_eager_bytes, inter.inject_us, "
            "inter.nics, compute.reduce_gbps, compute.copy_gbps, compute.cores_per_node, "
-           "compute.cache_bytes, compute.reduce_cached_gbps, compute.copy_cached_gbps, "
+           "compute.host_cores, compute.cache_bytes, compute.reduce_cached_gbps, compute.copy_cached_gbps, "
            "protocol.eager_bytes, "
            "protocol.call_us, protocol.direct_call_us)");
   }

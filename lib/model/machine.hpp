@@ -164,6 +164,16 @@ struct Machine {
   // again is the scheduler's, and calibrating with the job's own rank
   // count puts it into the measured alpha already.
   int cores_per_node = 0;
+  // CPUs that all nodes of the job share; 0: each node has its own. Set
+  // where the nodes are emulated on one machine (tests/cluster: network
+  // namespaces on this 2-core VM; scripts/model-check.py --cluster writes
+  // it). Where the job's ranks outnumber them, every rank gets its share
+  // of the cores (waiting ranks yield, so they stay runnable): CPU work and
+  // every message's bytes, inside a node and between nodes (TCP's copies
+  // on both ends), take ranks / host_cores times as long. A calibration's
+  // ping-pong has the other ranks idle, so without it 2 x 2 emulated nodes
+  // (4 ranks on 2 cores) were predicted at half their time (docs/SCALE.md).
+  int host_cores = 0;
   // Messages up to this size are eager: the send completes once injected,
   // without waiting for the receive to be posted (a link's own
   // LinkCost::eager_bytes overrides it).

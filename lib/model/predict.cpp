@@ -82,6 +82,13 @@ class VirtualRun {
     for (size_t n = 0; n < cores_.size(); ++n)
       if (m.cores_per_node > 0 && ranks_on_[n] > m.cores_per_node)
         cores_[n].assign(static_cast<size_t>(m.cores_per_node), 0);
+    // Nodes sharing one machine's cores (Machine::host_cores), outnumbered
+    // by the job's ranks: every rank stays runnable while it waits (it
+    // yields, the launcher's hint for shared cores, and sleeps only after
+    // 5 ms), so the scheduler gives each its share of the cores and CPU
+    // work takes ranks / cores times as long, whoever else is working.
+    if (m.host_cores > 0 && topo.nranks > m.host_cores)
+      stretch_ = static_cast<double>(topo.nranks) / m.host_cores;
   }
 
   Prediction run(std::vector<RankState>& ranks) {
@@ -102,7 +109,7 @@ class VirtualRun {
       // (Where ranks share cores the measured call_us stands, for the same
       // reason as a flag's cost.)
       const bool direct = ranks[r].direct && m_.direct_call_us >= 0 &&
-                          cores_[static_cast<size_t>(node_of(static_cast<int>(r)))].empty();
+                          own_core(static_cast<int>(r));
       p.us = std::max(p.us, ranks[r].finished + (direct ? m_.direct_call_us : m_.call_us));
       p.max_rounds = std::max(p.max_rounds, ranks[r].schedule.rounds.size());
     }
@@ -266,20 +273,21 @@ class VirtualRun {
     // message; but where ranks share cores its waiter may first have to be
     // woken, which the link's alpha, calibrated at that shape, includes.
     const bool flag = (k.index & kFlagIndex) != 0;
-    const bool own_cores = cores_[static_cast<size_t>(node_of(k.dst))].empty();
-    const double alpha = flag && own_cores && m_.flag_us >= 0 ? m_.flag_us : cost.alpha_us;
+    const double alpha = flag && own_core(k.dst) && m_.flag_us >= 0 ? m_.flag_us : cost.alpha_us;
+    // Where nodes share a machine's cores, CPUs at their share move the
+    // bytes at both ends (TCP's copies into and out of the kernel too).
     const double wire = static_cast<double>(bytes) / cost.bytes_per_us *
-                        (written && !small ? link.written_factor : 1.0);
+                        (written && !small ? link.written_factor : 1.0) * stretch_;
     // The ports take the next message once these bytes are through, and
     // not before the message rate allows (inject_us).
-    const double hold = std::max(flag ? 0.0 : link.inject_us, wire);
+    const double hold = std::max(flag ? 0.0 : link.inject_us * stretch_, wire);
     if (same_node) {
       // Inside a node one CPU copies the bytes (shared memory, cross-memory
       // attach) from the sender's buffer into the receiver's: both ends
       // are busy at once, and the copy waits for a core where ranks share
       // them.
       double start = std::max({depart, *out, *in});
-      start = on_cpu(k.dst, start, wire) - wire;
+      if (stretch_ == 1) start = on_cpu(k.dst, start, wire) - wire;  // (else in `wire`)
       *out = *in = start + hold;
       return {start + wire, start + alpha + wire};
     }
@@ -348,6 +356,10 @@ class VirtualRun {
 
   int node_of(int rank) const { return topo_.node_of_rank[static_cast<size_t>(rank)]; }
   int node_ranks(int rank) const { return ranks_on_[static_cast<size_t>(node_of(rank))]; }
+  // Whether `rank` has a core to itself.
+  bool own_core(int rank) const {
+    return stretch_ == 1 && cores_[static_cast<size_t>(node_of(rank))].empty();
+  }
 
   // When CPU work of `duration` us that `rank` can start at `ready` ends: at
   // once on a core of its own; on a shared node on the core free first. A
@@ -356,6 +368,7 @@ class VirtualRun {
   // core, so a shared node may finish later than its best schedule would.
   double on_cpu(int rank, double ready, double duration) {
     if (duration <= 0) return ready;
+    if (stretch_ > 1) return ready + duration * stretch_;
     auto& cores = cores_[static_cast<size_t>(node_of(rank))];
     if (cores.empty()) return ready + duration;
     double& core = *std::min_element(cores.begin(), cores.end());
@@ -386,6 +399,7 @@ class VirtualRun {
   std::vector<double> rank_out_, rank_in_;    // per rank, inside a node
   // Per node: when each of its cores is free (empty: a core per rank).
   std::vector<std::vector<double>> cores_;
+  double stretch_ = 1;  // Machine::host_cores: CPU work takes this much longer
   std::vector<int> ranks_on_;  // per node
   size_t messages_ = 0;
 };

@@ -327,6 +327,32 @@ TEST_CASE("model: ranks that outnumber their node's cores take turns on them", "
   CHECK(at(2, Collective::Gather, "linear") == Approx(at(0, Collective::Gather, "linear")));
 }
 
+TEST_CASE("model: nodes that share a machine's cores stretch CPU work and messages by ranks / cores",
+          "[model]") {
+  model::Machine m = network_only(0.0, 1.0);
+  m.intra = {0.0, 1e3};
+  m.copy_bytes_per_us = 1e3;
+  const size_t bytes = size_t{1} << 20;
+  auto at = [&](int host_cores, Collective coll, std::string_view algo) {
+    m.host_cores = host_cores;
+    return predict_us(coll, algo, bytes, 4, 2, m);  // 2 nodes of 2 ranks
+  };
+  // 4 ranks on 2 shared cores: every byte, inside a node or between nodes,
+  // moves at half the rate, and the alpha of each message does not.
+  for (const auto& [coll, algo] : {std::pair{Collective::Allgather, "ring"},
+                                   std::pair{Collective::Alltoall, "pairwise"},
+                                   std::pair{Collective::Bcast, "tree"}}) {
+    const double own = at(0, coll, algo);
+    INFO(algo << ": " << own << " us on separate machines, " << at(2, coll, algo)
+              << " on 2 shared cores");
+    CHECK(at(4, coll, algo) == Approx(own));  // as many cores as ranks
+    CHECK(at(2, coll, algo) == Approx(2 * own).epsilon(0.02));
+    CHECK(at(1, coll, algo) == Approx(4 * own).epsilon(0.02));
+  }
+  CHECK(model::parse_machine("[compute]\nhost_cores = 2\n", "host.toml").host_cores == 2);
+  CHECK(model::Machine{}.host_cores == 0);
+}
+
 TEST_CASE("model: copies and reductions that fit the shared cache run at its rate", "[model]") {
   model::Machine m;
   m.copy_bytes_per_us = 5e3;
