@@ -2,7 +2,9 @@
 //   [intra], [inter]  ping-pong through tutti_send/tutti_recv between rank 0
 //                     and the lowest rank on its node (intra) or on another
 //                     node (inter): alpha is half the round trip of 8 bytes,
-//                     beta the slope from 8 B to 4 KiB (eager messages);
+//                     beta the least-squares slope through 8 B, 4 KiB
+//                     and the ladder's sizes up to the eager limit (eager
+//                     messages; the rendezvous rate where they do not rise);
 //                     rndv_alpha and rndv_beta the line through 256 KiB
 //                     and 4 MiB (rendezvous, what large messages get),
 //                     rndv_short_* the line through the first size above
@@ -72,6 +74,7 @@
 #include "cli.hpp"
 #include "host/copy.hpp"
 #include "host/reduce.hpp"
+#include "model/fit.hpp"
 #include "model/machine.hpp"
 #include "model/predict.hpp"
 #include "node/peer_memory.hpp"
@@ -264,13 +267,21 @@ Link measure_link(tutti_comm_t comm, int me, int b, double default_eager, bool i
   for (size_t i = 0; i < ladder.size(); ++i)
     l.probe += str(i ? ", " : "", kLadderFirst >> 10 << i, " KiB ",
                    static_cast<int>(ladder[i] * 10 + 0.5) / 10.0, " us");
-  std::tie(l.cost.alpha_us, l.cost.bytes_per_us) = line_through(8, t8, 4 << 10, t4k);
   l.cost.alpha_us = t8_busy;  // the small-message latency itself
   const double slow_wakeup = std::max(0.0, t8_busy - t8);
   std::tie(l.cost.rndv_alpha_us, l.cost.rndv_bytes_per_us) =
       line_through(kLadderKnee, at(kLadderKnee), 4 << 20, t4m);
   l.cost.rndv_alpha_us += slow_wakeup;
   l.eager = eager_limit(ladder);
+  // The eager rate: the least-squares slope through 8 B, 4 KiB and the
+  // ladder's sizes up to the eager limit; where the times do not grow with
+  // the bytes (noise), the rendezvous rate.
+  std::vector<std::pair<double, double>> eager_points{{8, t8}, {4 << 10, t4k}};
+  const double eager_max = l.eager > 0 ? l.eager : default_eager;
+  for (size_t i = 0; i < ladder.size() && static_cast<double>(kLadderFirst << i) <= eager_max; ++i)
+    eager_points.emplace_back(static_cast<double>(kLadderFirst << i), ladder[i]);
+  const std::optional<model::FittedLine> eager_line = model::fit_line(eager_points);
+  l.cost.bytes_per_us = eager_line ? eager_line->bytes_per_us : l.cost.rndv_bytes_per_us;
   const size_t first_rndv = 2 * static_cast<size_t>(l.eager > 0 ? l.eager : default_eager);
   if (first_rndv >= kLadderFirst && first_rndv < kLadderKnee) {
     std::tie(l.cost.rndv_short_alpha_us, l.cost.rndv_short_bytes_per_us) =
@@ -544,7 +555,8 @@ int calibrate(const std::string& path, const std::string& command_line) {
     char line[256];
     f << "# Machine description for tutti's cost model (docs/SCALE.md), written by\n"
       << "# " << command_line << " at " << utc_now() << ".\n"
-      << "# alpha: half the round trip of 8 B; beta: the slope to 4 KiB; rndv_*: the\n"
+      << "# alpha: half the round trip of 8 B; beta: the slope through 8 B-4 KiB and the\n"
+         "# ladder up to eager_bytes; rndv_*: the\n"
       << "# line through 256 KiB and 4 MiB; rndv_short_*: the line through the\n"
       << "# first size above eager_bytes and 256 KiB (a rendezvous message costs\n"
       << "# the lower line), each side's buffers apart; rndv_cached_*: the line through\n"

@@ -6,10 +6,12 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "algos/registry.hpp"
 #include "base/status.hpp"
+#include "model/fit.hpp"
 #include "model/predict.hpp"
 #include "tuning/dispatch.hpp"
 
@@ -351,6 +353,22 @@ TEST_CASE("model: nodes that share a machine's cores stretch CPU work and messag
   }
   CHECK(model::parse_machine("[compute]\nhost_cores = 2\n", "host.toml").host_cores == 2);
   CHECK(model::Machine{}.host_cores == 0);
+}
+
+TEST_CASE("model: a link's line is the least-squares fit of its ping-pong times", "[model]") {
+  // 2 us + bytes at 1 GB/s, with noise of +-0.5 us: the fit finds the rate
+  // within 10%, where the two end points alone would be 25% off.
+  const std::optional<model::FittedLine> line =
+      model::fit_line({{8, 2.5}, {4096, 5.6}, {8192, 10.7}, {16384, 17.9}});
+  REQUIRE(line);
+  CHECK(line->bytes_per_us == Approx(1e3).epsilon(0.1));
+  CHECK(line->alpha_us >= 0);
+  CHECK(line->alpha_us < 3);
+  // Times that do not grow with the bytes give no line (the caller keeps
+  // another rate), not an absurd one.
+  CHECK_FALSE(model::fit_line({{8, 10.0}, {4096, 9.9}}));
+  CHECK_FALSE(model::fit_line({{8, 10.0}}));
+  CHECK_FALSE(model::fit_line({{4096, 10.0}, {4096, 12.0}}));
 }
 
 TEST_CASE("model: copies and reductions that fit the shared cache run at its rate", "[model]") {
