@@ -108,9 +108,11 @@ struct Machine {
     l.send_eager_bytes = kInterMachineEagerBytes;
     return l;
   }();
-  // UcxTransport::kInterMachineRndvBytes (not included: the model does not
-  // depend on the transport; tests/unit/test_ucx_settings.cpp checks they agree).
-  static constexpr double kInterMachineEagerBytes = 1 << 20;
+  // One byte below UcxTransport::kInterMachineRndvBytes: UCX sends a
+  // message of its rendezvous threshold and more by rendezvous (length >=
+  // threshold). Not included: the model does not depend on the transport;
+  // tests/unit/test_ucx_settings.cpp checks they agree.
+  static constexpr double kInterMachineEagerBytes = (1 << 20) - 1;
   int nics_per_node = 1;
   // Inside a node, what the shared segment costs beyond its copies: a flag,
   // from one rank's store to its waiter seeing it (half a cache line's
