@@ -454,9 +454,9 @@ bool Comm::ordered_by_cuda() const {
 }
 
 const Comm::Plan& Comm::begin_call(const CollArgs& args, OpLabel& label, bool blocking,
-                                   int variant) {
+                                   int variant, const Plan* found) {
   if (failed_) fail(TUTTI_ERR_TRANSPORT, "communicator failed earlier: ", failure_);
-  const Plan& plan = plan_for(args, blocking, variant);
+  const Plan& plan = found ? *found : plan_for(args, blocking, variant);
   ++stats_.collectives;
   if (plan.fell_back) ++stats_.refused_fallbacks;
   if (plan.algorithm->is_mpi()) ++stats_.mpi_fallbacks;
@@ -656,9 +656,10 @@ std::string Comm::timeout_message(const std::string& what, std::vector<int> wait
 Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
                           MemoryType out_mem) {
   if (follow_state_ == Config::FollowState::off || args.memory != MemoryType::Host ||
-      args.coll == Collective::Alltoallv || failed_ ||
-      !plan_for(args, /*blocking=*/true).has_alternative)
+      args.coll == Collective::Alltoallv || failed_)
     return run_plan(args, 0, in, out, in_mem, out_mem);
+  if (const Plan& plan = plan_for(args, /*blocking=*/true); !plan.has_alternative)
+    return run_plan(args, 0, in, out, in_mem, out_mem, &plan);
   // TUTTI_FOLLOW_STATE (api/state_choice.hpp). The signature: what every
   // rank's call has alike (the plans' key less the variant).
   const uint64_t key = CallKeyHash{}(CallKey{args.coll, args.count, args.dtype, args.op,
@@ -710,9 +711,9 @@ Status Comm::run_internal(const CollArgs& args, void* data) {
 }
 
 Status Comm::run_plan(const CollArgs& args, int variant, const void* in, void* out,
-                      MemoryType in_mem, MemoryType out_mem) {
+                      MemoryType in_mem, MemoryType out_mem, const Plan* found) {
   OpLabel label;
-  const Plan& plan = begin_call(args, label, /*blocking=*/true, variant);
+  const Plan& plan = begin_call(args, label, /*blocking=*/true, variant, found);
   // The direct path: a host schedule with nothing else in flight runs as an
   // operation on this stack frame. Nothing else can need the shared segment
   // or be ordered before it, and it costs no allocation, no shared_ptr and

@@ -167,12 +167,14 @@ class Comm {
   // exchange alltoallv's counts inside the node.
   const Plan& plan_for(const CollArgs& args, bool blocking, int variant = 0);
   // What every collective call does first: refuses on a failed
-  // communicator, finds the plan, counts, and labels the call.
+  // communicator, finds the plan (unless the caller `found` it already),
+  // counts, and labels the call.
   const Plan& begin_call(const CollArgs& args, OpLabel& label, bool blocking = false,
-                         int variant = 0);
-  // run_blocking once the plan's variant is chosen.
+                         int variant = 0, const Plan* found = nullptr);
+  // run_blocking once the plan's variant is chosen (`found`: its plan,
+  // where the caller looked it up already).
   Status run_plan(const CollArgs& args, int variant, const void* in, void* out, MemoryType in_mem,
-                  MemoryType out_mem);
+                  MemoryType out_mem, const Plan* found = nullptr);
   // TUTTI_FOLLOW_STATE: the variant of `key`'s call that every rank takes,
   // rank 0's proposal (a 1-byte bcast; api/state_choice.hpp), into `agreed`.
   Status agree_on_variant(uint64_t key, int& agreed);
