@@ -12,6 +12,9 @@ tutti-sim predicts for the same shape and machine description.
                                       summarise with each: these machines
                                       change speed state every few minutes,
                                       and a file predicts only its own state)
+    scripts/model-check.py --np 4 --repeat 5 ...
+                                     (each algorithm measured in 5 rounds,
+                                      the median per size)
     scripts/model-check.py --np 4 --machine FILE --measured OLD.csv
                                      (predict again the times an earlier run
                                       measured: a model change judged on the
@@ -112,6 +115,10 @@ def main():
     ap.add_argument("--csv", help="write the rows here too")
     ap.add_argument("--measured", help="take the measured times from this earlier --csv output "
                     "instead of running tutti-bench")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="measure every algorithm this many times, in rounds over all of them, "
+                    "and take each size's median (these machines change speed state every few "
+                    "minutes; a single job's row is one state's)")
     ap.add_argument("--calibrate", metavar="STEM",
                     help="calibrate before and after measuring (STEM-before.toml, "
                     "STEM-after.toml) and summarise with each (the rows: with the first)")
@@ -132,9 +139,17 @@ def main():
             if p["predicted_us"]:
                 predicted.setdefault(machines[0], {}).setdefault(
                     (coll, p["algorithm"]), {})[int(p["bytes"])] = float(p["predicted_us"])
-    for coll, algorithm in predicted.get(machines[0], {}):
-        measured[(coll, algorithm)] = (measured_before(args.measured, coll, algorithm)
-                                       if args.measured else measure(args, coll, algorithm))
+    if args.measured:
+        for coll, algorithm in predicted.get(machines[0], {}):
+            measured[(coll, algorithm)] = measured_before(args.measured, coll, algorithm)
+    else:
+        runs = {}  # (coll, algorithm) -> {size: [us, one per round]}
+        for _ in range(max(1, args.repeat)):
+            for key in predicted.get(machines[0], {}):
+                for size, us in measure(args, *key).items():
+                    runs.setdefault(key, {}).setdefault(size, []).append(us)
+        measured = {key: {size: statistics.median(times) for size, times in sizes.items()}
+                    for key, sizes in runs.items()}
     if args.calibrate:
         machines.append(calibrate(args, args.calibrate + "-after.toml"))
         for coll in args.collectives.split(","):
