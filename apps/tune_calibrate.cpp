@@ -555,9 +555,9 @@ int calibrate(const std::string& path, const std::string& command_line) {
     char line[256];
     f << "# Machine description for tutti's cost model (docs/SCALE.md), written by\n"
       << "# " << command_line << " at " << utc_now() << ".\n"
-      << "# alpha: half the round trip of 8 B; beta: the slope through 8 B-4 KiB and the\n"
-         "# ladder up to eager_bytes; rndv_*: the\n"
-      << "# line through 256 KiB and 4 MiB; rndv_short_*: the line through the\n"
+      << "# alpha: half the round trip of 8 B; beta: the least-squares slope through\n"
+      << "# 8 B, 4 KiB and the ladder up to eager_bytes; rndv_*: the line through\n"
+      << "# 256 KiB and 4 MiB; rndv_short_*: the line through the\n"
       << "# first size above eager_bytes and 256 KiB (a rendezvous message costs\n"
       << "# the lower line), each side's buffers apart; rndv_cached_*: the line through\n"
       << "# 256 KiB and 1 MiB (messages whose buffers stay in the caches); written_send_factor:\n"

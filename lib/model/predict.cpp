@@ -275,7 +275,8 @@ class VirtualRun {
     const bool flag = (k.index & kFlagIndex) != 0;
     const double alpha = flag && own_core(k.dst) && m_.flag_us >= 0 ? m_.flag_us : cost.alpha_us;
     // Where nodes share a machine's cores, CPUs at their share move the
-    // bytes at both ends (TCP's copies into and out of the kernel too).
+    // bytes at both ends (TCP's copies into and out of the kernel too) and
+    // make a message's system calls (the gap).
     const double wire = static_cast<double>(bytes) / cost.bytes_per_us *
                         (written && !small ? link.written_factor : 1.0) * stretch_;
     // The ports take the next message once these bytes are through, and

@@ -31,6 +31,15 @@ model::Machine network_only(double alpha_us, double gbps) {
   return m;
 }
 
+// No latencies: every message's bytes and every local copy at 1 GB/s (the
+// time a schedule's CPU work and bytes take, nothing else).
+model::Machine bytes_at_1gbps() {
+  model::Machine m = network_only(0.0, 1.0);
+  m.intra = {0.0, 1e3};
+  m.copy_bytes_per_us = 1e3;
+  return m;
+}
+
 double predict_us(Collective coll, std::string_view algo, size_t bytes, int p, int per_node,
                   const model::Machine& m) {
   const algos::Algorithm* a = algos::find_algorithm(coll, algo);
@@ -307,10 +316,8 @@ TEST_CASE("model: 16,384 ranks on representative ranks; ring allreduce stays fla
 }
 
 TEST_CASE("model: ranks that outnumber their node's cores take turns on them", "[model]") {
-  // Only CPU work: copies inside the node cost as much as a local copy.
-  model::Machine m = network_only(0.0, 1.0);
-  m.intra = {0.0, 1e3};
-  m.copy_bytes_per_us = 1e3;
+  // Copies inside the node cost as much as a local copy.
+  model::Machine m = bytes_at_1gbps();
   const size_t bytes = size_t{1} << 20;
   auto at = [&](int cores, Collective coll, std::string_view algo) {
     m.cores_per_node = cores;
@@ -331,9 +338,7 @@ TEST_CASE("model: ranks that outnumber their node's cores take turns on them", "
 
 TEST_CASE("model: nodes that share a machine's cores stretch CPU work and messages by ranks / cores",
           "[model]") {
-  model::Machine m = network_only(0.0, 1.0);
-  m.intra = {0.0, 1e3};
-  m.copy_bytes_per_us = 1e3;
+  model::Machine m = bytes_at_1gbps();
   const size_t bytes = size_t{1} << 20;
   auto at = [&](int host_cores, Collective coll, std::string_view algo) {
     m.host_cores = host_cores;
