@@ -273,16 +273,16 @@ Link measure_link(tutti_comm_t comm, int me, int b, double default_eager, bool i
       line_through(kLadderKnee, at(kLadderKnee), 4 << 20, t4m);
   l.cost.rndv_alpha_us += slow_wakeup;
   l.eager = eager_limit(ladder);
+  const double eager_max = l.eager > 0 ? l.eager : default_eager;
   // The eager rate: the least-squares slope through 8 B, 4 KiB and the
   // ladder's sizes up to the eager limit; where the times do not grow with
   // the bytes (noise), the rendezvous rate.
   std::vector<std::pair<double, double>> eager_points{{8, t8}, {4 << 10, t4k}};
-  const double eager_max = l.eager > 0 ? l.eager : default_eager;
   for (size_t i = 0; i < ladder.size() && static_cast<double>(kLadderFirst << i) <= eager_max; ++i)
     eager_points.emplace_back(static_cast<double>(kLadderFirst << i), ladder[i]);
   const std::optional<model::FittedLine> eager_line = model::fit_line(eager_points);
   l.cost.bytes_per_us = eager_line ? eager_line->bytes_per_us : l.cost.rndv_bytes_per_us;
-  const size_t first_rndv = 2 * static_cast<size_t>(l.eager > 0 ? l.eager : default_eager);
+  const size_t first_rndv = 2 * static_cast<size_t>(eager_max);
   if (first_rndv >= kLadderFirst && first_rndv < kLadderKnee) {
     std::tie(l.cost.rndv_short_alpha_us, l.cost.rndv_short_bytes_per_us) =
         line_through(static_cast<double>(first_rndv), at(first_rndv), kLadderKnee, at(kLadderKnee));
