@@ -182,6 +182,9 @@ int explain(const ExplainRequest& q) {
   a.count = count_for_message_bytes(q.coll, q.bytes, q.dtype, q.ranks);
   // A blocking call: alltoallv may exchange its node's counts (Comm::plan_for).
   a.node_counts_exchangeable = q.coll == Collective::Alltoallv && q.memory == MemoryType::Host;
+  // alltoallv across nodes: a loop of calls of this size on every rank
+  // agrees on it (api/agreed_size.hpp); elsewhere its rules see size 0.
+  if (a.node_counts_exchangeable && q.nodes > 1) a.agreed_bytes = q.bytes;
   const std::string forced = cfg.forced[static_cast<int>(q.coll)];
   std::printf("%s of %llu bytes (count %zu %s) on %d ranks, %d node(s), %s memory\n",
               std::string(collective_name(q.coll)).c_str(),
@@ -193,9 +196,9 @@ int explain(const ExplainRequest& q) {
   if (!forced.empty())
     std::printf("forced:     %s by %s\n", forced.c_str(), algo_env_name(q.coll).c_str());
   // The rules this call matches, in the order the dispatcher tries them.
-  const uint64_t bytes = q.coll == Collective::Alltoallv || q.coll == Collective::Barrier
-                             ? 0
-                             : message_bytes(a, q.ranks);
+  const uint64_t bytes = q.coll == Collective::Barrier     ? 0
+                         : q.coll == Collective::Alltoallv ? a.agreed_bytes
+                                                           : message_bytes(a, q.ranks);
   const CallShape shape{q.coll,   bytes,   q.ranks,         q.nodes,
                         q.memory, q.dtype, q.shared_cores, fast_reads};
   int matched = 0;

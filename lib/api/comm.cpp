@@ -355,7 +355,8 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args, bool blocking, int varian
     a.node_counts_exchangeable =
         blocking && args.memory == MemoryType::Host && dispatcher_.topology().nnodes > 1;
     bool reuse = last.plan.algorithm && last.key == key &&
-                 last.node_counts_exchangeable == a.node_counts_exchangeable && last.same_layout(a);
+                 last.node_counts_exchangeable == a.node_counts_exchangeable &&
+                 last.agreed_bytes == a.agreed_bytes && last.same_layout(a);
     std::span<const size_t> node_counts;
     if (reuse && needs_node_counts(last.plan.algorithm)) {
       node_counts = exchange_node_counts(a);
@@ -368,6 +369,7 @@ const Comm::Plan& Comm::plan_for(const CollArgs& args, bool blocking, int varian
       last.plan = std::move(plan);
       last.key = key;
       last.node_counts_exchangeable = a.node_counts_exchangeable;
+      last.agreed_bytes = a.agreed_bytes;
       last.keep_layout(a);
       if (needs_node_counts(last.plan.algorithm))
         last.node_counts.assign(node_counts_.begin(), node_counts_.end());
@@ -655,6 +657,19 @@ std::string Comm::timeout_message(const std::string& what, std::vector<int> wait
 
 Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
                           MemoryType out_mem) {
+  if (args.coll == Collective::Alltoallv && args.memory == MemoryType::Host &&
+      dispatcher_.topology().nnodes > 1) {
+    CollArgs a = args;
+    if (alltoallv_size_.note(message_bytes(args, size_))) {
+      AgreedSize::Range agreed = alltoallv_size_.proposal();
+      if (const Status status = agree_on_alltoallv_size(agreed); status != TUTTI_SUCCESS)
+        return set_last_error(status, str("alltoallv: the ranks' agreement on its size (",
+                                          last_error(), ")"));
+      alltoallv_size_.adopt(agreed);
+    }
+    a.agreed_bytes = alltoallv_size_.bytes();
+    return run_plan(a, 0, in, out, in_mem, out_mem);
+  }
   if (follow_state_ == Config::FollowState::off || args.memory != MemoryType::Host ||
       args.coll == Collective::Alltoallv || failed_)
     return run_plan(args, 0, in, out, in_mem, out_mem);
@@ -697,6 +712,20 @@ Status Comm::agree_on_variant(uint64_t key, int& agreed) {
   bcast.root = 0;
   const Status status = run_internal(bcast, &variant);
   agreed = variant & 1;
+  return status;
+}
+
+Status Comm::agree_on_alltoallv_size(AgreedSize::Range& agreed) {
+  // One reduction by the minimum: the largest as its complement.
+  uint64_t both[2] = {agreed.smallest, ~agreed.largest};
+  CollArgs smallest;
+  smallest.coll = Collective::Allreduce;
+  smallest.count = 2;
+  smallest.dtype = Datatype::Uint64;
+  smallest.op = Op::Min;
+  smallest.in_place = true;
+  const Status status = run_internal(smallest, both);
+  agreed = {both[0], ~both[1]};
   return status;
 }
 

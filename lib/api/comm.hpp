@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/agreed_size.hpp"
 #include "api/grouped_call.hpp"
 #include "api/state_choice.hpp"
 #include "engine/operation.hpp"
@@ -178,6 +179,9 @@ class Comm {
   // TUTTI_FOLLOW_STATE: the variant of `key`'s call that every rank takes,
   // rank 0's proposal (a 1-byte bcast; api/state_choice.hpp), into `agreed`.
   Status agree_on_variant(uint64_t key, int& agreed);
+  // The smallest and largest alltoallv size of every rank since the last
+  // agreement (api/agreed_size.hpp).
+  Status agree_on_alltoallv_size(AgreedSize::Range& agreed);
   // A collective of tutti's own on this communicator (in place, on host
   // memory `data`), left out of the user's statistics and last algorithm.
   Status run_internal(const CollArgs& args, void* data);
@@ -264,6 +268,7 @@ class Comm {
     // Whether it was built for a call that could exchange the node's
     // counts, and those counts where its algorithm needs them.
     bool node_counts_exchangeable = false;
+    uint64_t agreed_bytes = 0;
     std::vector<size_t> node_counts;
     bool same_layout(const CollArgs& a) const {
       size_t at = 0, i = 0;
@@ -303,6 +308,9 @@ class Comm {
   // creation): blocking calls of rules with an alternative probe both.
   Config::FollowState follow_state_ = Config::FollowState::off;
   StateChoice state_choice_;
+  // Blocking alltoallv on host buffers across nodes: the size its rules
+  // are matched on (agree_on_alltoallv_size).
+  AgreedSize alltoallv_size_;
   std::vector<char> direct_scratch_;  // DirectCall::scratch, sized with the plans
   std::shared_ptr<Operation> shm_holder_;
   // The blocking call running on the caller's stack (run_blocking), polled

@@ -54,9 +54,10 @@ Decision Dispatcher::select(const CollArgs& args, const std::string& forced,
   if (!forced.empty() && consider(forced, args.params, forced_origin)) return d;
 
   // alltoallv sizes differ between ranks, and every rank must reach the
-  // same decision: its rules are matched on size 0.
+  // same decision: its rules are matched on the size the ranks agreed on
+  // (api/agreed_size.hpp), 0 where they do not agree.
   const uint64_t bytes =
-      args.coll == Collective::Alltoallv ? 0 : message_bytes(args, topo_.nranks);
+      args.coll == Collective::Alltoallv ? args.agreed_bytes : message_bytes(args, topo_.nranks);
   const CallShape shape{args.coll,   bytes,      topo_.nranks,       topo_.nnodes,
                         args.memory, args.dtype, topo_.shared_cores, topo_.fast_reads};
   for (const TuningRule* rule : user_.matches(shape))

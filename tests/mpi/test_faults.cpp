@@ -448,6 +448,8 @@ TEST_CASE("a small allreduce a rank skips times out on the others, naming it", "
 // (Comm::exchange_node_counts), with a waiting loop of its own: a rank that
 // skips the call makes its node's other ranks time out there, naming it;
 // the others time out in the schedule. On one node there is no exchange.
+// The skipped call is the second: across nodes the first agrees on the
+// size (api/agreed_size.hpp; the next test).
 TEST_CASE("an alltoallv a neighbour skips times out in the exchange of counts, naming it",
           "[faults]") {
   const int p = world_size(), me = world_rank();
@@ -466,6 +468,9 @@ TEST_CASE("an alltoallv a neighbour skips times out in the exchange of counts, n
   std::vector<size_t> displs(static_cast<size_t>(p));
   for (int q = 0; q < p; ++q) displs[static_cast<size_t>(q)] = 3 * static_cast<size_t>(q);
   std::vector<int32_t> in(3 * static_cast<size_t>(p), me), out(in.size());
+  REQUIRE(all_ranks(tutti_alltoallv(in.data(), counts.data(), displs.data(), out.data(),
+                                    counts.data(), displs.data(), TUTTI_INT32,
+                                    c.comm) == TUTTI_SUCCESS));
   int st = TUTTI_SUCCESS;
   std::string e;
   const double t0 = MPI_Wtime();
@@ -482,7 +487,44 @@ TEST_CASE("an alltoallv a neighbour skips times out in the exchange of counts, n
       (st == TUTTI_ERR_TIMEOUT && has(e, "timed out after 3 s") && waited < 30 &&
        (in_exchange ? has(e, "alltoallv: the exchange of counts inside the node") &&
                           has(e, str("still waiting for rank(s) ", skipper))
-                    : has(e, "alltoallv #0 (hierarchical)")))));
+                    : has(e, "alltoallv #") && has(e, " (hierarchical) timed out")))));
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// Across nodes the first blocking alltoallv on host buffers (and some later
+// ones) first agrees on its size with every rank (api/agreed_size.hpp): a
+// rank that skips it makes the others time out there, naming alltoallv.
+TEST_CASE("an alltoallv across nodes a rank skips times out in the agreement on its size",
+          "[faults]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c(EnvList{{"TUTTI_CHECK", "0"}});
+  MPI_Comm node;
+  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  if (all_ranks(node_size == p)) return;  // one node: no agreement
+  const int skipper = p - 1;
+  const std::vector<size_t> counts(static_cast<size_t>(p), 3);
+  std::vector<size_t> displs(static_cast<size_t>(p));
+  for (int q = 0; q < p; ++q) displs[static_cast<size_t>(q)] = 3 * static_cast<size_t>(q);
+  std::vector<int32_t> in(3 * static_cast<size_t>(p), me), out(in.size());
+  int st = TUTTI_SUCCESS;
+  std::string e;
+  const double t0 = MPI_Wtime();
+  if (me != skipper) {
+    st = tutti_alltoallv(in.data(), counts.data(), displs.data(), out.data(), counts.data(),
+                         displs.data(), TUTTI_INT32, c.comm);
+    e = tutti_last_error();
+  }
+  const double waited = MPI_Wtime() - t0;
+  INFO(e);
+  CHECK(all_ranks(me == skipper ||
+                  (st == TUTTI_ERR_TIMEOUT && waited < 30 &&
+                   has(e, "alltoallv: the ranks' agreement on its size") &&
+                   has(e, "timed out after 3 s"))));
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

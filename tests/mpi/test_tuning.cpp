@@ -579,4 +579,90 @@ TEST_CASE("TUTTI_FOLLOW_STATE probes both ways, and every rank runs the agreed o
   }
 }
 
+// alltoallv across nodes: the rules see the size the ranks agree on
+// (api/agreed_size.hpp; the built-in table sends 2 MiB per rank and more to
+// the MPI library's own), every rank runs the same algorithm, and each
+// result is right. Rank 0's blocks are `scale` times the others', so the
+// ranks' sizes differ and the smallest decides. On one node the rules see
+// size 0 (never "mpi" there).
+TEST_CASE("alltoallv across nodes follows the size every rank agreed on", "[tuning]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  Env env;
+  env.set("TUTTI_TUNE", std::nullopt);
+  env.set("TUTTI_TUNING_FILE", std::nullopt);
+  env.set("TUTTI_ALGO_ALLTOALLV", std::nullopt);
+  Comm c;
+  REQUIRE(c.status == TUTTI_SUCCESS);
+  MPI_Comm node;
+  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+          MPI_SUCCESS);
+  int node_size = 0;
+  MPI_Comm_size(node, &node_size);
+  MPI_Comm_free(&node);
+  const bool spans = !all_ranks(node_size == p);
+  const size_t np = static_cast<size_t>(p);
+  // A call whose other ranks' blocks hold `block` int32s; returns the
+  // algorithm that ran, "" where the call failed or a result was wrong.
+  auto call = [&](size_t block, size_t scale) -> std::string {
+    auto from = [&](int src) { return src == 0 ? scale * block : block; };
+    std::vector<size_t> scount(np, from(me)), sdispl(np), rcount(np), rdispl(np);
+    size_t sent = 0, received = 0;
+    for (size_t q = 0; q < np; ++q) {
+      sdispl[q] = sent;
+      sent += scount[q];
+      rcount[q] = from(static_cast<int>(q));
+      rdispl[q] = received;
+      received += rcount[q];
+    }
+    std::vector<int32_t> in(sent), out(received, -1);
+    for (size_t q = 0; q < np; ++q)
+      for (size_t i = 0; i < scount[q]; ++i)
+        in[sdispl[q] + i] = static_cast<int32_t>(me * 1000003 + static_cast<int>(q * 7919 + i));
+    if (tutti_alltoallv(in.data(), scount.data(), sdispl.data(), out.data(), rcount.data(),
+                        rdispl.data(), TUTTI_INT32, c.comm) != TUTTI_SUCCESS)
+      return "";
+    for (size_t q = 0; q < np; ++q)
+      for (size_t i = 0; i < rcount[q]; ++i)
+        if (out[rdispl[q] + i] != static_cast<int32_t>(static_cast<int>(q) * 1000003 + me * 7919 +
+                                                       static_cast<int>(i)))
+          return "";
+    return tutti_comm_last_algorithm(c.comm);
+  };
+  // Per-rank sizes: the larger of what a rank sends and receives.
+  const size_t mib = 1 << 20;
+  const size_t small = 64 * 1024 / 4 / np;   // 64 KiB per rank (rank 0: 128 KiB)
+  const size_t large = 4 * mib / 4 / np;     // 4 MiB per rank (rank 0: 8 MiB)
+  const size_t mixed = 1 * mib / 4 / np;     // 1-1.5 MiB per rank, rank 0 at 2 MiB
+  auto same_everywhere = [&](const std::string& ran) {
+    std::vector<char> name(32, 0);
+    ran.copy(name.data(), name.size() - 1);
+    std::vector<char> first(name);
+    MPI_Bcast(first.data(), static_cast<int>(first.size()), MPI_CHAR, 0, MPI_COMM_WORLD);
+    return all_ranks(!ran.empty() && first == name);
+  };
+  std::string ran;
+  // Calls 1-3 small (agreements on 1 and 3), calls 4-6 large: the small
+  // size agreed on call 3 holds; call 7 agrees on the large one.
+  for (int n = 1; n <= 3; ++n) {
+    ran = call(small, 2);
+    REQUIRE(same_everywhere(ran));
+    CHECK((spans ? ran == "hierarchical_shm" : ran != "mpi"));
+  }
+  for (int n = 4; n <= 7; ++n) {
+    ran = call(large, 2);
+    REQUIRE(same_everywhere(ran));
+    CHECK((spans ? ran == (n < 7 ? "hierarchical_shm" : "mpi") : ran != "mpi"));
+  }
+  // Rank 0 at 2 MiB, the others below: the smallest decides. Call 8 holds
+  // the large size agreed on call 7; call 9 agrees on calls 8-9 (a changed
+  // range), 11 on 10-11 (the same again).
+  for (int n = 8; n <= 11; ++n) {
+    ran = call(mixed, 2);
+    REQUIRE(same_everywhere(ran));
+    CHECK((spans ? ran == (n < 9 ? "mpi" : "hierarchical_shm") : ran != "mpi"));
+  }
+}
+
+
 }  // namespace tutti::testing

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "api/agreed_size.hpp"
 #include "api/state_choice.hpp"
 
 namespace tutti {
@@ -76,6 +77,78 @@ TEST_CASE("StateChoice proposes the variant rank 0 found faster, with a margin",
   // A signature of its own starts with its own warm-up and probes.
   for (uint64_t n = 0; n < StateChoice::kWarmCalls; ++n) CHECK(!c.begin(2).timed);
   CHECK(c.begin(2).timed);
+}
+
+}  // namespace
+}  // namespace tutti
+
+// AgreedSize (lib/api/agreed_size.hpp): which alltoallv calls agree follows
+// from the calls and the agreed sizes alone, the same on every rank.
+namespace tutti {
+namespace {
+
+// `sizes[n]`: every rank's size in call n + 1 (one rank: its proposal is
+// the agreement). Returns the calls that agreed and each call's size to
+// match rules on.
+std::pair<std::vector<uint64_t>, std::vector<uint64_t>> run(const std::vector<uint64_t>& sizes) {
+  AgreedSize s;
+  std::vector<uint64_t> agreements, matched;
+  for (size_t n = 0; n < sizes.size(); ++n) {
+    if (s.note(sizes[n])) {
+      agreements.push_back(n + 1);
+      s.adopt(s.proposal());
+    }
+    matched.push_back(s.bytes());
+  }
+  return {agreements, matched};
+}
+
+TEST_CASE("AgreedSize: one size agrees on calls 1, 3, 7, ..., 255, then every 128",
+          "[state-choice]") {
+  const auto [agreements, matched] = run(std::vector<uint64_t>(600, 1000));
+  CHECK(agreements == std::vector<uint64_t>{1, 3, 7, 15, 31, 63, 127, 255, 383, 511});
+  CHECK(matched == std::vector<uint64_t>(600, 1000));
+  CHECK(AgreedSize{}.bytes() == 0);  // before the first agreement: rules at size 0
+}
+
+TEST_CASE("AgreedSize: a change of size agrees again on the next call", "[state-choice]") {
+  std::vector<uint64_t> sizes(100, 1 << 20);
+  sizes.resize(200, 4 << 20);  // calls 101-200
+  const auto [agreements, matched] = run(sizes);
+  // 63 agreed on 1 MiB; 127 sees both sizes (matched at the smaller), 129
+  // 4 MiB alone, 131 the same again, and from there the gaps double.
+  CHECK(agreements ==
+        std::vector<uint64_t>{1, 3, 7, 15, 31, 63, 127, 129, 131, 135, 143, 159, 191});
+  CHECK(matched[125] == 1u << 20);  // call 126: the old size still holds
+  CHECK(matched[127] == 1u << 20);  // call 128: both sizes, the smaller
+  CHECK(matched[128] == 4u << 20);  // call 129
+  CHECK(matched[199] == 4u << 20);
+}
+
+TEST_CASE("AgreedSize: alternating sizes match the smaller and space the agreements out",
+          "[state-choice]") {
+  std::vector<uint64_t> sizes;
+  for (int n = 0; n < 300; ++n) sizes.push_back(n % 2 ? 8 << 20 : 4096);
+  const auto [agreements, matched] = run(sizes);
+  CHECK(agreements == std::vector<uint64_t>{1, 3, 5, 9, 17, 33, 65, 129, 257});
+  CHECK(matched[299] == 4096);
+  // A cycle of three sizes: the windows grow until each holds a cycle.
+  sizes.clear();
+  for (int n = 0; n < 300; ++n) sizes.push_back(n % 3 == 0 ? 4096 : n % 3 == 1 ? 1 << 20 : 8 << 20);
+  const auto [cycle_agreements, cycle_matched] = run(sizes);
+  CHECK(cycle_agreements == std::vector<uint64_t>{1, 3, 5, 9, 17, 33, 65, 129, 257});
+  CHECK(cycle_matched[299] == 4096);
+}
+
+TEST_CASE("AgreedSize: the agreement is over every rank's smallest and largest", "[state-choice]") {
+  AgreedSize s;
+  REQUIRE(s.note(5 << 20));
+  CHECK(s.proposal() == AgreedSize::Range{5u << 20, 5u << 20});
+  s.adopt({3u << 20, 6u << 20});  // other ranks had smaller and larger calls
+  CHECK(s.bytes() == 3u << 20);
+  CHECK_FALSE(s.note(5 << 20));  // call 2
+  REQUIRE(s.note(5 << 20));       // call 3: the range changed on the last agreement
+  CHECK(s.proposal() == AgreedSize::Range{5u << 20, 5u << 20});
 }
 
 }  // namespace

@@ -406,8 +406,9 @@ TEST_CASE("TUTTI_TUNE: the compact grammar", "[tuning]") {
          "TUTTI_TUNE 'allreduce[ranks]:0-:ring': filter 'ranks' is not KEY=VALUE (keys: ranks, "
          "nodes, memory, dtype, cores, reads)"},
         {"alltoallv:4K-:pairwise",
-         "TUTTI_TUNE 'alltoallv:4K-:pairwise': alltoallv rules are matched at size 0 (alltoallv "
-         "sizes differ between ranks), so bytes '4K-' never matches; use \"0-\""},
+         "TUTTI_TUNE 'alltoallv:4K-:pairwise': alltoallv rules on one node are matched at size 0 "
+         "(sizes differ between ranks; they agree on one only across nodes), so bytes '4K-' never "
+         "matches there; add nodes=2- or use \"0-\""},
     };
     for (const auto& c : cases) {
       const std::string text = c.first, message = c.second;  // lambdas cannot capture bindings in clang 14
