@@ -657,6 +657,8 @@ std::string Comm::timeout_message(const std::string& what, std::vector<int> wait
 
 Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
                           MemoryType out_mem) {
+  // alltoallv across nodes: its rules see the size the ranks agree on
+  // (api/agreed_size.hpp), in the same calls on every rank.
   if (args.coll == Collective::Alltoallv && args.memory == MemoryType::Host &&
       dispatcher_.topology().nnodes > 1) {
     CollArgs a = args;
