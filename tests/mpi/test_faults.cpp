@@ -444,6 +444,30 @@ TEST_CASE("a small allreduce a rank skips times out on the others, naming it", "
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// An alltoallv of 3 int32s per pair on `comm` where `call` (else nothing):
+// its status, the last error, and how long it took.
+struct SmallAlltoallv {
+  int status = TUTTI_SUCCESS;
+  std::string error;
+  double waited_s = 0;
+};
+SmallAlltoallv small_alltoallv(tutti_comm_t comm, bool call) {
+  const int p = world_size(), me = world_rank();
+  const std::vector<size_t> counts(static_cast<size_t>(p), 3);
+  std::vector<size_t> displs(static_cast<size_t>(p));
+  for (int q = 0; q < p; ++q) displs[static_cast<size_t>(q)] = 3 * static_cast<size_t>(q);
+  std::vector<int32_t> in(3 * static_cast<size_t>(p), me), out(in.size());
+  SmallAlltoallv r;
+  const double t0 = MPI_Wtime();
+  if (call) {
+    r.status = tutti_alltoallv(in.data(), counts.data(), displs.data(), out.data(), counts.data(),
+                               displs.data(), TUTTI_INT32, comm);
+    r.error = tutti_last_error();
+  }
+  r.waited_s = MPI_Wtime() - t0;
+  return r;
+}
+
 // alltoallv "hierarchical" exchanges its node's counts before its schedule
 // (Comm::exchange_node_counts), with a waiting loop of its own: a rank that
 // skips the call makes its node's other ranks time out there, naming it;
@@ -464,27 +488,14 @@ TEST_CASE("an alltoallv a neighbour skips times out in the exchange of counts, n
   MPI_Allreduce(MPI_IN_PLACE, &skipper_here, 1, MPI_INT, MPI_LOR, node);
   MPI_Comm_free(&node);
   const bool spans = !all_ranks(node_size == p);
-  const std::vector<size_t> counts(static_cast<size_t>(p), 3);
-  std::vector<size_t> displs(static_cast<size_t>(p));
-  for (int q = 0; q < p; ++q) displs[static_cast<size_t>(q)] = 3 * static_cast<size_t>(q);
-  std::vector<int32_t> in(3 * static_cast<size_t>(p), me), out(in.size());
-  REQUIRE(all_ranks(tutti_alltoallv(in.data(), counts.data(), displs.data(), out.data(),
-                                    counts.data(), displs.data(), TUTTI_INT32,
-                                    c.comm) == TUTTI_SUCCESS));
-  int st = TUTTI_SUCCESS;
-  std::string e;
-  const double t0 = MPI_Wtime();
-  if (me != skipper) {
-    st = tutti_alltoallv(in.data(), counts.data(), displs.data(), out.data(), counts.data(),
-                         displs.data(), TUTTI_INT32, c.comm);
-    e = tutti_last_error();
-  }
-  const double waited = MPI_Wtime() - t0;
+  REQUIRE(all_ranks(small_alltoallv(c.comm, true).status == TUTTI_SUCCESS));
+  const SmallAlltoallv call = small_alltoallv(c.comm, me != skipper);
+  const std::string& e = call.error;
   INFO(e);
   const bool in_exchange = spans && skipper_here;
   CHECK(all_ranks(
       me == skipper ||
-      (st == TUTTI_ERR_TIMEOUT && has(e, "timed out after 3 s") && waited < 30 &&
+      (call.status == TUTTI_ERR_TIMEOUT && has(e, "timed out after 3 s") && call.waited_s < 30 &&
        (in_exchange ? has(e, "alltoallv: the exchange of counts inside the node") &&
                           has(e, str("still waiting for rank(s) ", skipper))
                     : has(e, "alltoallv #") && has(e, " (hierarchical) timed out")))));
@@ -499,32 +510,14 @@ TEST_CASE("an alltoallv across nodes a rank skips times out in the agreement on 
   const int p = world_size(), me = world_rank();
   if (p < 2) return;
   FaultComm c(EnvList{{"TUTTI_CHECK", "0"}});
-  MPI_Comm node;
-  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-          MPI_SUCCESS);
-  int node_size = 0;
-  MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
-  if (all_ranks(node_size == p)) return;  // one node: no agreement
+  if (all_ranks(ranks_on_this_node() == p)) return;  // one node: no agreement
   const int skipper = p - 1;
-  const std::vector<size_t> counts(static_cast<size_t>(p), 3);
-  std::vector<size_t> displs(static_cast<size_t>(p));
-  for (int q = 0; q < p; ++q) displs[static_cast<size_t>(q)] = 3 * static_cast<size_t>(q);
-  std::vector<int32_t> in(3 * static_cast<size_t>(p), me), out(in.size());
-  int st = TUTTI_SUCCESS;
-  std::string e;
-  const double t0 = MPI_Wtime();
-  if (me != skipper) {
-    st = tutti_alltoallv(in.data(), counts.data(), displs.data(), out.data(), counts.data(),
-                         displs.data(), TUTTI_INT32, c.comm);
-    e = tutti_last_error();
-  }
-  const double waited = MPI_Wtime() - t0;
-  INFO(e);
+  const SmallAlltoallv call = small_alltoallv(c.comm, me != skipper);
+  INFO(call.error);
   CHECK(all_ranks(me == skipper ||
-                  (st == TUTTI_ERR_TIMEOUT && waited < 30 &&
-                   has(e, "alltoallv: the ranks' agreement on its size") &&
-                   has(e, "timed out after 3 s"))));
+                  (call.status == TUTTI_ERR_TIMEOUT && call.waited_s < 30 &&
+                   has(call.error, "alltoallv: the ranks' agreement on its size") &&
+                   has(call.error, "timed out after 3 s"))));
   MPI_Barrier(MPI_COMM_WORLD);
 }
 

@@ -594,13 +594,7 @@ TEST_CASE("alltoallv across nodes follows the size every rank agreed on", "[tuni
   env.set("TUTTI_ALGO_ALLTOALLV", std::nullopt);
   Comm c;
   REQUIRE(c.status == TUTTI_SUCCESS);
-  MPI_Comm node;
-  REQUIRE(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-          MPI_SUCCESS);
-  int node_size = 0;
-  MPI_Comm_size(node, &node_size);
-  MPI_Comm_free(&node);
-  const bool spans = !all_ranks(node_size == p);
+  const bool spans = !all_ranks(ranks_on_this_node() == p);
   const size_t np = static_cast<size_t>(p);
   // A call whose other ranks' blocks hold `block` int32s; returns the
   // algorithm that ran, "" where the call failed or a result was wrong.
