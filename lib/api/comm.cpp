@@ -412,9 +412,14 @@ Decision Comm::explain(const CollArgs& args) const {
 
 void Comm::log_decision(const CollArgs& args, const Decision& d) {
   const size_t bytes = message_bytes(args, size_);
-  if (!logged_decisions_.emplace(static_cast<int>(args.coll), size_bucket(bytes)).second) return;
-  std::string line = str(collective_name(args.coll), " ", bytes, " B: ", d.algorithm->name, " (",
-                         d.reason, ")");
+  // alltoallv across nodes: its rules see the agreed size, which may differ
+  // from this call's (api/agreed_size.hpp); a new agreed size logs again.
+  const bool agreed = args.coll == Collective::Alltoallv && args.agreed_bytes > 0;
+  const int key = static_cast<int>(args.coll) + (agreed ? 64 * size_bucket(args.agreed_bytes) : 0);
+  if (!logged_decisions_.emplace(key, size_bucket(bytes)).second) return;
+  std::string line = str(collective_name(args.coll), " ", bytes, " B",
+                         agreed ? str(" (agreed size ", args.agreed_bytes, " B)") : std::string(),
+                         ": ", d.algorithm->name, " (", d.reason, ")");
   for (const auto& r : d.refused) line += str("; refused ", r.algorithm, " [", r.origin, "]: ", r.why);
   log_line(rank_, line);
 }

@@ -322,7 +322,8 @@ class Comm {
   CommStats stats_;
   bool device_buffers_possible_ = false;  // a CUDA device is usable (fixed per process)
   std::string_view last_algorithm_ = "";
-  std::set<std::pair<int, int>> logged_decisions_;  // (collective, log2 size bucket)
+  // (collective, plus 64 x the agreed size's log2 bucket for alltoallv; log2 size bucket)
+  std::set<std::pair<int, int>> logged_decisions_;
   bool failed_ = false;
   std::unique_ptr<SignatureCheck> signature_check_;  // TUTTI_CHECK=1 only
   // Non-blocking calls under TUTTI_CHECK whose call has not started, in
