@@ -663,9 +663,10 @@ std::string Comm::timeout_message(const std::string& what, std::vector<int> wait
 Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
                           MemoryType out_mem) {
   // alltoallv across nodes: its rules see the size the ranks agree on
-  // (api/agreed_size.hpp), in the same calls on every rank.
+  // (api/agreed_size.hpp), in the same calls on every rank; not where an
+  // algorithm is forced (on every rank alike: no rule is asked).
   if (args.coll == Collective::Alltoallv && args.memory == MemoryType::Host &&
-      dispatcher_.topology().nnodes > 1) {
+      dispatcher_.topology().nnodes > 1 && forced_[static_cast<int>(Collective::Alltoallv)].empty()) {
     CollArgs a = args;
     if (alltoallv_size_.note(message_bytes(args, size_))) {
       AgreedSize::Range agreed = alltoallv_size_.proposal();

@@ -472,8 +472,8 @@ SmallAlltoallv small_alltoallv(tutti_comm_t comm, bool call) {
 // (Comm::exchange_node_counts), with a waiting loop of its own: a rank that
 // skips the call makes its node's other ranks time out there, naming it;
 // the others time out in the schedule. On one node there is no exchange.
-// The skipped call is the second: across nodes the first agrees on the
-// size (api/agreed_size.hpp; the next test).
+// The skipped call is the second, after one every rank made. (Forced, the
+// algorithm needs no agreement on the size: api/agreed_size.hpp, next test.)
 TEST_CASE("an alltoallv a neighbour skips times out in the exchange of counts, naming it",
           "[faults]") {
   const int p = world_size(), me = world_rank();
