@@ -415,8 +415,9 @@ void Comm::log_decision(const CollArgs& args, const Decision& d) {
   // alltoallv across nodes: its rules see the agreed size, which may differ
   // from this call's (api/agreed_size.hpp); a new agreed size logs again.
   const bool agreed = args.coll == Collective::Alltoallv && args.agreed_bytes > 0;
-  const int key = static_cast<int>(args.coll) + (agreed ? 64 * size_bucket(args.agreed_bytes) : 0);
-  if (!logged_decisions_.emplace(key, size_bucket(bytes)).second) return;
+  const int agreed_bucket = agreed ? size_bucket(args.agreed_bytes) : -1;
+  if (!logged_decisions_.emplace(static_cast<int>(args.coll), size_bucket(bytes), agreed_bucket).second)
+    return;
   std::string line = str(collective_name(args.coll), " ", bytes, " B",
                          agreed ? str(" (agreed size ", args.agreed_bytes, " B)") : std::string(),
                          ": ", d.algorithm->name, " (", d.reason, ")");
@@ -726,13 +727,13 @@ Status Comm::agree_on_variant(uint64_t key, int& agreed) {
 Status Comm::agree_on_alltoallv_size(AgreedSize::Range& agreed) {
   // One reduction by the minimum: the largest as its complement.
   uint64_t both[2] = {agreed.smallest, ~agreed.largest};
-  CollArgs smallest;
-  smallest.coll = Collective::Allreduce;
-  smallest.count = 2;
-  smallest.dtype = Datatype::Uint64;
-  smallest.op = Op::Min;
-  smallest.in_place = true;
-  const Status status = run_internal(smallest, both);
+  CollArgs range;
+  range.coll = Collective::Allreduce;
+  range.count = 2;
+  range.dtype = Datatype::Uint64;
+  range.op = Op::Min;
+  range.in_place = true;
+  const Status status = run_internal(range, both);
   agreed = {both[0], ~both[1]};
   return status;
 }

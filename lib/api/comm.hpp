@@ -12,6 +12,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -322,8 +323,9 @@ class Comm {
   CommStats stats_;
   bool device_buffers_possible_ = false;  // a CUDA device is usable (fixed per process)
   std::string_view last_algorithm_ = "";
-  // (collective, plus 64 x the agreed size's log2 bucket for alltoallv; log2 size bucket)
-  std::set<std::pair<int, int>> logged_decisions_;
+  // Decisions logged once each (TUTTI_DEBUG=decisions): collective, log2 size
+  // bucket, and for alltoallv across nodes the agreed size's bucket (else -1).
+  std::set<std::tuple<int, int, int>> logged_decisions_;
   bool failed_ = false;
   std::unique_ptr<SignatureCheck> signature_check_;  // TUTTI_CHECK=1 only
   // Non-blocking calls under TUTTI_CHECK whose call has not started, in
