@@ -118,19 +118,43 @@ void check_no_overlap(const void* a, size_t a_bytes, const void* b, size_t b_byt
 
 // alltoallv: receive blocks that overlap would have two peers' data land in
 // the same place (MPI calls that erroneous too).
+[[noreturn, gnu::cold, gnu::noinline]] void overlapping_blocks(const size_t* counts,
+                                                               const size_t* displs, size_t prev,
+                                                               size_t next, const char* what,
+                                                               const char* fn) {
+  invalid(str(fn, ": ", what, " blocks of ranks ", prev, " and ", next, " overlap (elements [",
+              displs[prev], ", ", displs[prev] + counts[prev], ") and [", displs[next], ", ",
+              displs[next] + counts[next], "))"));
+}
+
+// Blocks laid out in rank order (the usual case) are checked in one pass
+// with no allocation (a vector and a sort cost a small alltoallv a fifth of
+// its time); false where they are not in rank order.
+bool disjoint_in_rank_order(const size_t* counts, const size_t* displs, size_t p, const char* what,
+                            const char* fn) {
+  size_t prev = p;  // the last non-empty block so far; p: none yet
+  for (size_t i = 0; i < p; ++i) {
+    if (counts[i] == 0) continue;
+    if (prev != p) {
+      if (displs[prev] > displs[i]) return false;
+      if (displs[prev] + counts[prev] > displs[i]) [[unlikely]]
+        overlapping_blocks(counts, displs, prev, i, what, fn);
+    }
+    prev = i;
+  }
+  return true;
+}
+
 void check_disjoint_blocks(const size_t* counts, const size_t* displs, size_t p, const char* what,
                            const char* fn) {
+  if (disjoint_in_rank_order(counts, displs, p, what, fn)) return;
   std::vector<size_t> order;
   for (size_t i = 0; i < p; ++i)
     if (counts[i] > 0) order.push_back(i);
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return displs[a] < displs[b]; });
-  for (size_t k = 1; k < order.size(); ++k) {
-    const size_t prev = order[k - 1], next = order[k];
-    if (displs[prev] + counts[prev] > displs[next])
-      invalid(str(fn, ": ", what, " blocks of ranks ", prev, " and ", next, " overlap (elements [",
-                  displs[prev], ", ", displs[prev] + counts[prev], ") and [", displs[next], ", ",
-                  displs[next] + counts[next], "))"));
-  }
+  for (size_t k = 1; k < order.size(); ++k)
+    if (displs[order[k - 1]] + counts[order[k - 1]] > displs[order[k]])
+      overlapping_blocks(counts, displs, order[k - 1], order[k], what, fn);
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void wrong_device(const char* name, BufferDevice d,

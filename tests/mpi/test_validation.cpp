@@ -99,6 +99,25 @@ TEST_CASE("alltoallv rejects receive blocks that overlap", "[api][validation]") 
   REQUIRE(tutti_alltoallv(in.data(), counts.data(), same.data(), got.data(), counts.data(),
                           packed.data(), TUTTI_FLOAT32, world()) == TUTTI_SUCCESS);
   CHECK(all_ranks(got == std::vector<float>(2 * up, 1.0f)));
+  // Blocks out of rank order (rank i's block at 2 (p - 1 - i)): checked in
+  // the order of their displacements, first disjoint, then with rank 0's
+  // block starting inside rank 1's.
+  std::vector<size_t> reversed(up);
+  for (size_t i = 0; i < up; ++i) reversed[i] = 2 * (up - 1 - i);
+  std::vector<float> mine(2 * up);
+  for (size_t i = 0; i < 2 * up; ++i) mine[i] = static_cast<float>(world_rank() * 100 + i);
+  REQUIRE(tutti_alltoallv(mine.data(), counts.data(), packed.data(), got.data(), counts.data(),
+                          reversed.data(), TUTTI_FLOAT32, world()) == TUTTI_SUCCESS);
+  bool right = true;
+  for (size_t q = 0; q < up; ++q)
+    for (size_t k = 0; k < 2; ++k)
+      right &= got[reversed[q] + k] == static_cast<float>(static_cast<size_t>(q) * 100 +
+                                                          2 * static_cast<size_t>(world_rank()) + k);
+  CHECK(all_ranks(right));
+  reversed[0] = reversed[1] + 1;
+  expect_invalid(tutti_alltoallv(in.data(), counts.data(), packed.data(), out.data(), counts.data(),
+                                 reversed.data(), TUTTI_FLOAT32, world()),
+                 "blocks of ranks 1 and 0 overlap");
 }
 
 TEST_CASE("requests, communicators and controls name each invalid argument", "[api][validation]") {
