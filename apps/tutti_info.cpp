@@ -183,7 +183,7 @@ int explain(const ExplainRequest& q) {
   // A blocking call: alltoallv may exchange its node's counts (Comm::plan_for).
   a.node_counts_exchangeable = q.coll == Collective::Alltoallv && q.memory == MemoryType::Host;
   // alltoallv across nodes: a loop of calls of this size on every rank
-  // agrees on it (api/agreed_size.hpp); elsewhere its rules see size 0.
+  // agrees on it (base/agreed_size.hpp); elsewhere its rules see size 0.
   if (a.node_counts_exchangeable && q.nodes > 1) a.agreed_bytes = q.bytes;
   const std::string forced = cfg.forced[static_cast<int>(q.coll)];
   std::printf("%s of %llu bytes (count %zu %s) on %d ranks, %d node(s), %s memory\n",

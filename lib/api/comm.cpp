@@ -413,7 +413,7 @@ Decision Comm::explain(const CollArgs& args) const {
 void Comm::log_decision(const CollArgs& args, const Decision& d) {
   const size_t bytes = message_bytes(args, size_);
   // alltoallv across nodes: its rules see the agreed size, which may differ
-  // from this call's (api/agreed_size.hpp); a new agreed size logs again.
+  // from this call's (base/agreed_size.hpp); a new agreed size logs again.
   const bool agreed = args.coll == Collective::Alltoallv && args.agreed_bytes > 0;
   const int agreed_bucket = agreed ? size_bucket(args.agreed_bytes) : -1;
   if (!logged_decisions_.emplace(static_cast<int>(args.coll), size_bucket(bytes), agreed_bucket).second)
@@ -664,7 +664,7 @@ std::string Comm::timeout_message(const std::string& what, std::vector<int> wait
 Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,
                           MemoryType out_mem) {
   // alltoallv across nodes: its rules see the size the ranks agree on
-  // (api/agreed_size.hpp), in the same calls on every rank; not where an
+  // (base/agreed_size.hpp), in the same calls on every rank; not where an
   // algorithm is forced (on every rank alike: no rule is asked).
   if (args.coll == Collective::Alltoallv && args.memory == MemoryType::Host &&
       dispatcher_.topology().nnodes > 1 && forced_[static_cast<int>(Collective::Alltoallv)].empty()) {

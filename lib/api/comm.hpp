@@ -16,9 +16,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "api/agreed_size.hpp"
 #include "api/grouped_call.hpp"
 #include "api/state_choice.hpp"
+#include "base/agreed_size.hpp"
 #include "engine/operation.hpp"
 #include "engine/scratch.hpp"
 #include "node/node_memory.hpp"
@@ -181,7 +181,7 @@ class Comm {
   // rank 0's proposal (a 1-byte bcast; api/state_choice.hpp), into `agreed`.
   Status agree_on_variant(uint64_t key, int& agreed);
   // The smallest and largest alltoallv size of every rank since the last
-  // agreement (api/agreed_size.hpp).
+  // agreement (base/agreed_size.hpp).
   Status agree_on_alltoallv_size(AgreedSize::Range& agreed);
   // A collective of tutti's own on this communicator (in place, on host
   // memory `data`), left out of the user's statistics and last algorithm.

@@ -45,7 +45,7 @@ struct CollArgs {
   std::span<const size_t> node_send_counts;
   bool node_counts_exchangeable = false;
   // alltoallv: the size its rules are matched on, the same on every rank
-  // (api/agreed_size.hpp: blocking calls on host buffers across nodes); 0
+  // (base/agreed_size.hpp: blocking calls on host buffers across nodes); 0
   // elsewhere.
   uint64_t agreed_bytes = 0;
 

@@ -28,7 +28,11 @@ Pass alltoallv_bytes(MPI_Comm comm, const void* sendbuf, const int sendcounts[],
     if (recvcounts[i] < 0 || rdispls[i] < 0) return Pass::bad_arguments;
     out.recv_counts[i] = static_cast<size_t>(recvcounts[i]) * rbytes;
     out.recv_displs[i] = static_cast<size_t>(rdispls[i]) * rbytes;
-    if (inplace) continue;  // tutti takes the receive side's shape, as MPI does
+    if (inplace) {  // the receive side's shape is the send side's, as in MPI
+      out.send_counts[i] = out.recv_counts[i];
+      out.send_displs[i] = out.recv_displs[i];
+      continue;
+    }
     if (sendcounts[i] < 0 || sdispls[i] < 0) return Pass::bad_arguments;
     out.send_counts[i] = static_cast<size_t>(sendcounts[i]) * sbytes;
     out.send_displs[i] = static_cast<size_t>(sdispls[i]) * sbytes;

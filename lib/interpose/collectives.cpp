@@ -151,7 +151,7 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
         return alltoallv_bytes(comm, sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls,
                                recvtype, bytes);
       },
-      [] { return size_t{0}; },
+      [&] { return bytes.moved(); },
       [&](tutti_comm_t t) {
         return tutti_alltoallv(sendbuf, bytes.send_counts.data(), bytes.send_displs.data(),
                                recvbuf, bytes.recv_counts.data(), bytes.recv_displs.data(),

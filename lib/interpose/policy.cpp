@@ -21,6 +21,18 @@ Policy::Side Policy::decided(Coll coll, size_t bytes) const {
   return c.winner == static_cast<int8_t>(Side::mpi) ? Side::mpi : Side::tutti;
 }
 
+bool Policy::agree_alltoallv_bytes(size_t bytes, MPI_Comm comm, size_t& agreed) {
+  if (alltoallv_size_.note(bytes)) {
+    // One reduction by the minimum: the largest as its complement.
+    const AgreedSize::Range mine = alltoallv_size_.proposal();
+    uint64_t proposal[2] = {mine.smallest, ~mine.largest}, both[2] = {};
+    if (PMPI_Allreduce(proposal, both, 2, MPI_UINT64_T, MPI_MIN, comm) != MPI_SUCCESS) return false;
+    alltoallv_size_.adopt({both[0], ~both[1]});
+  }
+  agreed = alltoallv_size_.bytes();
+  return true;
+}
+
 int Policy::timed_per_side(size_t bytes) {
   return bytes < kSmallBytes ? kSmallFactor * trials_per_side() : trials_per_side();
 }
@@ -49,7 +61,6 @@ bool Policy::ends_run(int call, int per_side) {
 // root that sends eagerly runs ahead of its receivers; alternating sides
 // stopped it at every tutti call and timed MPI's latency instead).
 Policy::Choice Policy::choose_on_trial(Coll coll, size_t bytes) {
-  if (coll == Coll::alltoallv) bytes = 0;  // one class, one trial length (slot_of)
   const int slot = slot_of(coll, bytes);
   Class& c = classes_[slot];
   if (trials_per_side() == 0) {

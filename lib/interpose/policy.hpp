@@ -43,11 +43,13 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "base/agreed_size.hpp"
+
 namespace tutti::interpose {
 
 enum class Coll : int {
   allreduce, reduce, reduce_scatter, bcast, allgather, alltoall, gather, scatter, barrier,
-  alltoallv,  // one class for every size: its sizes differ by rank (slot_of)
+  alltoallv,  // classed by the size the ranks agree on (agree_alltoallv_bytes)
   count_
 };
 
@@ -72,6 +74,19 @@ class Policy {
   }
   // For a non-blocking call: the decided side, tutti until then.
   Side decided(Coll coll, size_t bytes) const;
+
+  // alltoallv's bytes for choose() and decided(): each rank's size
+  // differs, and a class must be the same on every rank of a call, so the
+  // ranks agree now and then (base/agreed_size.hpp: calls 1, 3, 7, ..., then
+  // every 128 while the sizes stay; 2 calls after a change) on the smallest
+  // and largest size any rank had since, by one small PMPI_Allreduce on
+  // `comm`, and calls are classed by the agreed smallest until the next.
+  // Collective: every blocking MPI_Alltoallv the library serves on `comm`
+  // notes its `bytes` here (the same calls on every rank). False where the
+  // agreement failed (an MPI error): the call then goes to MPI.
+  bool agree_alltoallv_bytes(size_t bytes, MPI_Comm comm, size_t& agreed);
+  // The last agreed size, for non-blocking calls (which do not agree).
+  size_t alltoallv_agreed_bytes() const { return alltoallv_size_.bytes(); }
   // After a trial call: when it started and ended on this rank (seconds;
   // a starts_run call's start is the end of the barrier before it). The
   // last trial of a class agrees with the other ranks of `comm`
@@ -115,17 +130,14 @@ class Policy {
     uint32_t since = 0;                 // calls since the last decision
     uint32_t next_trial = kFirstRetrial;  // ... at which the next trial starts
   };
-  // alltoallv has one class whatever its size: each rank's bytes differ,
-  // and a class must be the same on every rank of a call (a program's
-  // alltoallv calls are mostly of one kind; the re-trials follow a change).
   static int slot_of(Coll coll, size_t bytes) {
-    if (coll == Coll::alltoallv) bytes = 0;
     const int size_class = std::min(kClasses - 1, static_cast<int>(std::bit_width(bytes)));
     return static_cast<int>(coll) * kClasses + size_class;
   }
   // The rest of choose(): a trial call, or the first of a new trial.
   Choice choose_on_trial(Coll coll, size_t bytes);
   std::array<Class, static_cast<int>(Coll::count_) * kClasses> classes_{};
+  AgreedSize alltoallv_size_;
 };
 
 // TUTTI_MPI_TRIALS (read once), at most kMaxTrials.

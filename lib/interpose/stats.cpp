@@ -47,6 +47,7 @@ const char* pass_reason_name(Pass reason) {
     case Pass::trial: return "trial";
     case Pass::mpi_faster: return "MPI measured faster";
     case Pass::bad_arguments: return "bad arguments";
+    case Pass::agreement_failed: return "alltoallv size agreement failed";
     case Pass::count_: break;
   }
   return "?";

@@ -19,6 +19,7 @@ enum class Pass : int {
   trial,             // timed on MPI while the policy compares both sides (policy.hpp)
   mpi_faster,        // the policy measured MPI faster for this call's size class
   bad_arguments,     // a negative count, or send and receive sizes that differ: MPI reports it
+  agreement_failed,  // the ranks' agreement on an alltoallv's size class failed (an MPI error)
   count_              // number of reasons
 };
 

@@ -55,7 +55,7 @@ Decision Dispatcher::select(const CollArgs& args, const std::string& forced,
 
   // alltoallv sizes differ between ranks, and every rank must reach the
   // same decision: its rules are matched on the size the ranks agreed on
-  // (api/agreed_size.hpp), 0 where they do not agree.
+  // (base/agreed_size.hpp), 0 where they do not agree.
   const uint64_t bytes =
       args.coll == Collective::Alltoallv ? args.agreed_bytes : message_bytes(args, topo_.nranks);
   const CallShape shape{args.coll,   bytes,      topo_.nranks,       topo_.nnodes,

@@ -200,7 +200,7 @@ std::optional<std::string> check_rule(const TuningRule& r) {
   if (r.coll == Collective::Barrier && !r.bytes.contains(0))
     return str("barrier rules are matched at size 0 (a barrier moves no data), so bytes '",
                format_range(r.bytes), "' never matches; use \"0-\"");
-  // alltoallv: the ranks agree on a size only across nodes (api/agreed_size.hpp).
+  // alltoallv: the ranks agree on a size only across nodes (base/agreed_size.hpp).
   if (r.coll == Collective::Alltoallv && !r.bytes.contains(0) && r.nodes.contains(1))
     return str("alltoallv rules on one node are matched at size 0 (sizes differ between ranks; "
                "they agree on one only across nodes), so bytes '",

@@ -727,7 +727,7 @@ const TuningTable& builtin_tuning() {
     // it refuses, stay with the MPI library. Raw:
     // docs/perf/cluster-alltoallv-shm-rule-2026-11-29.txt.
     // Since 2026-12-06 the rules see the size the ranks agree on (the
-    // smallest of recent calls, api/agreed_size.hpp): from 2 MiB per rank
+    // smallest of recent calls, base/agreed_size.hpp): from 2 MiB per rank
     // "mpi" (tutti's "linear" and "pairwise" there 1.02-2.28 of Open MPI's
     // time on 4 x 2). 2-16 MiB cells at or below Open MPI, 2 x 2 and 4 x 2,
     // both methods: 11 of 16 against "hierarchical_shm"'s 3 (alternating

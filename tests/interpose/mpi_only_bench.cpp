@@ -26,7 +26,8 @@ struct Options {
   std::string method = "barrier";
   size_t max_bytes = 64u << 20;
   int iters = 0;  // 0: by size
-  std::string collectives = "allreduce,reduce,bcast,allgather,reduce_scatter,alltoall,gather,scatter,barrier";
+  std::string collectives =
+      "allreduce,reduce,bcast,allgather,reduce_scatter,alltoall,alltoallv,gather,scatter,barrier";
   bool overhead = false;
 };
 

@@ -110,15 +110,30 @@ int main(int argc, char** argv) {
              [](Policy::Side side, bool, int) { return side == Policy::Side::tutti ? 0.1 : 0.2; },
              rank);
   check(policy.choose(Coll::allreduce, 1 << 20).side == Policy::Side::tutti, "tutti faster: tutti");
-  // alltoallv: one class for every size (ranks' sizes differ), so trials
-  // of one size decide the others too.
-  run_trials(policy, Coll::alltoallv, 0, small,
+  // alltoallv: classed by the size the ranks agree on (each rank's differs):
+  // the first call agrees on the smallest of every rank's, here 1000 B.
+  size_t agreed = 0;
+  check(policy.agree_alltoallv_bytes(1000 * static_cast<size_t>(rank + 1), MPI_COMM_WORLD, agreed) &&
+            agreed == 1000 && policy.alltoallv_agreed_bytes() == 1000,
+        "alltoallv: the first call agrees on the smallest size of any rank");
+  run_trials(policy, Coll::alltoallv, agreed, small,
              [](Policy::Side side, bool, int) { return side == Policy::Side::mpi ? 0.1 : 0.2; },
              rank);
-  check(policy.choose(Coll::alltoallv, 64).side == Policy::Side::mpi &&
-            !policy.choose(Coll::alltoallv, 1 << 20).trial &&
-            policy.choose(Coll::alltoallv, 1 << 20).side == Policy::Side::mpi,
-        "alltoallv: one class whatever the size");
+  check(policy.choose(Coll::alltoallv, 1000).side == Policy::Side::mpi &&
+            policy.decided(Coll::alltoallv, 1000) == Policy::Side::mpi,
+        "alltoallv: the agreed size's class decided");
+  check(policy.choose(Coll::alltoallv, 1 << 20).trial, "alltoallv: another size, another class");
+  // Between agreements the agreed size holds, whatever this rank's own; an
+  // agreement takes the smallest size of its window (calls 2-3), and 2
+  // calls after a change it agrees again (call 5).
+  check(policy.agree_alltoallv_bytes(1 << 20, MPI_COMM_WORLD, agreed) && agreed == 1000,
+        "alltoallv: the agreed size holds between agreements (call 2)");
+  check(policy.agree_alltoallv_bytes(2000, MPI_COMM_WORLD, agreed) && agreed == 2000,
+        "alltoallv: an agreement takes the smallest size since the last (call 3)");
+  check(policy.agree_alltoallv_bytes(1 << 20, MPI_COMM_WORLD, agreed) && agreed == 2000,
+        "alltoallv: no agreement on call 4");
+  check(policy.agree_alltoallv_bytes(1 << 20, MPI_COMM_WORLD, agreed) && agreed == 1 << 20,
+        "alltoallv: 2 calls after a change it agrees again (call 5)");
 
   // A barrier before a run that failed on one rank: its times mean
   // nothing, and every rank keeps tutti though MPI's times are lower.

@@ -473,7 +473,7 @@ SmallAlltoallv small_alltoallv(tutti_comm_t comm, bool call) {
 // skips the call makes its node's other ranks time out there, naming it;
 // the others time out in the schedule. On one node there is no exchange.
 // The skipped call is the second, after one every rank made. (Forced, the
-// algorithm needs no agreement on the size: api/agreed_size.hpp, next test.)
+// algorithm needs no agreement on the size: base/agreed_size.hpp, next test.)
 TEST_CASE("an alltoallv a neighbour skips times out in the exchange of counts, naming it",
           "[faults]") {
   const int p = world_size(), me = world_rank();
@@ -503,7 +503,7 @@ TEST_CASE("an alltoallv a neighbour skips times out in the exchange of counts, n
 }
 
 // Across nodes the first blocking alltoallv on host buffers (and some later
-// ones) first agrees on its size with every rank (api/agreed_size.hpp): a
+// ones) first agrees on its size with every rank (base/agreed_size.hpp): a
 // rank that skips it makes the others time out there, naming alltoallv.
 TEST_CASE("an alltoallv across nodes a rank skips times out in the agreement on its size",
           "[faults]") {

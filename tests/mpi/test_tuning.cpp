@@ -580,7 +580,7 @@ TEST_CASE("TUTTI_FOLLOW_STATE probes both ways, and every rank runs the agreed o
 }
 
 // alltoallv across nodes: the rules see the size the ranks agree on
-// (api/agreed_size.hpp; the built-in table sends 2 MiB per rank and more to
+// (base/agreed_size.hpp; the built-in table sends 2 MiB per rank and more to
 // the MPI library's own), every rank runs the same algorithm, and each
 // result is right. Rank 0's blocks are `scale` times the others', so the
 // ranks' sizes differ and the smallest decides. On one node the rules see

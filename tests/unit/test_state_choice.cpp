@@ -5,7 +5,7 @@
 
 #include <vector>
 
-#include "api/agreed_size.hpp"
+#include "base/agreed_size.hpp"
 #include "api/state_choice.hpp"
 
 namespace tutti {
@@ -82,7 +82,7 @@ TEST_CASE("StateChoice proposes the variant rank 0 found faster, with a margin",
 }  // namespace
 }  // namespace tutti
 
-// AgreedSize (lib/api/agreed_size.hpp): which alltoallv calls agree follows
+// AgreedSize (lib/base/agreed_size.hpp): which alltoallv calls agree follows
 // from the calls and the agreed sizes alone, the same on every rank.
 namespace tutti {
 namespace {

@@ -1,5 +1,6 @@
 // The size alltoallv's rules are matched on across nodes, agreed by every
-// rank from time to time.
+// rank from time to time (also libtutti-mpi's size classes of
+// MPI_Alltoallv, interpose/policy.hpp).
 //
 // An alltoallv's size differs between ranks, and every rank must take the
 // same algorithm, so its rules used to be matched at size 0: one algorithm
