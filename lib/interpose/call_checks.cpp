@@ -24,18 +24,17 @@ Pass alltoallv_bytes(MPI_Comm comm, const void* sendbuf, const int sendcounts[],
   const size_t n = static_cast<size_t>(size);
   out.recv_counts.resize(n), out.recv_displs.resize(n);
   out.send_counts.resize(n), out.send_displs.resize(n);
+  out.sent = out.received = 0;
   for (size_t i = 0; i < n; ++i) {
     if (recvcounts[i] < 0 || rdispls[i] < 0) return Pass::bad_arguments;
     out.recv_counts[i] = static_cast<size_t>(recvcounts[i]) * rbytes;
     out.recv_displs[i] = static_cast<size_t>(rdispls[i]) * rbytes;
-    if (inplace) {  // the receive side's shape is the send side's, as in MPI
-      out.send_counts[i] = out.recv_counts[i];
-      out.send_displs[i] = out.recv_displs[i];
-      continue;
-    }
+    out.received += out.recv_counts[i];
+    if (inplace) continue;  // tutti takes the receive side's shape, as MPI does
     if (sendcounts[i] < 0 || sdispls[i] < 0) return Pass::bad_arguments;
     out.send_counts[i] = static_cast<size_t>(sendcounts[i]) * sbytes;
     out.send_displs[i] = static_cast<size_t>(sdispls[i]) * sbytes;
+    out.sent += out.send_counts[i];
   }
   return kServe;
 }

@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <numeric>
 #include <vector>
 
 #include "interpose/mpi_types.hpp"
@@ -94,13 +93,10 @@ inline RootedBlock scatter_block(int rank, const void* recvbuf, int sendcount,
 // Alltoallv's counts and displacements in bytes (tutti's byte-wise alltoallv).
 struct VectorBytes {
   std::vector<size_t> send_counts, send_displs, recv_counts, recv_displs;
+  size_t sent = 0, received = 0;  // totals, in bytes
   // This rank's size, as tutti counts an alltoallv's: the larger of the
   // bytes it sends and receives.
-  size_t moved() const {
-    const size_t sent = std::accumulate(send_counts.begin(), send_counts.end(), size_t{0});
-    const size_t received = std::accumulate(recv_counts.begin(), recv_counts.end(), size_t{0});
-    return std::max(sent, received);
-  }
+  size_t moved() const { return std::max(sent, received); }
 };
 Pass alltoallv_bytes(MPI_Comm comm, const void* sendbuf, const int sendcounts[],
                      const int sdispls[], MPI_Datatype sendtype, const int recvcounts[],
