@@ -725,16 +725,15 @@ Status Comm::agree_on_variant(uint64_t key, int& agreed) {
 }
 
 Status Comm::agree_on_alltoallv_size(AgreedSize::Range& agreed) {
-  // One reduction by the minimum: the largest as its complement.
-  uint64_t both[2] = {agreed.smallest, ~agreed.largest};
+  AgreedSize::Packed both = AgreedSize::pack(agreed);
   CollArgs range;
   range.coll = Collective::Allreduce;
   range.count = 2;
   range.dtype = Datatype::Uint64;
   range.op = Op::Min;
   range.in_place = true;
-  const Status status = run_internal(range, both);
-  agreed = {both[0], ~both[1]};
+  const Status status = run_internal(range, both.data());
+  agreed = AgreedSize::unpack(both);
   return status;
 }
 

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 
@@ -50,6 +51,11 @@ class AgreedSize {
   };
   // This rank's sizes since the last agreement.
   Range proposal() const { return window_; }
+  // An agreement is one reduction by the minimum (uint64, 2 elements) of
+  // every rank's packed proposal: the largest as its complement.
+  using Packed = std::array<uint64_t, 2>;
+  static Packed pack(const Range& r) { return {r.smallest, ~r.largest}; }
+  static Range unpack(const Packed& p) { return {p[0], ~p[1]}; }
   // The smallest and largest of every rank's proposal.
   void adopt(const Range& agreed) {
     // A change of size needs two agreements to settle (one sees both

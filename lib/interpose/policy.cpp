@@ -23,11 +23,11 @@ Policy::Side Policy::decided(Coll coll, size_t bytes) const {
 
 bool Policy::agree_alltoallv_bytes(size_t bytes, MPI_Comm comm, size_t& agreed) {
   if (alltoallv_size_.note(bytes)) {
-    // One reduction by the minimum: the largest as its complement.
-    const AgreedSize::Range mine = alltoallv_size_.proposal();
-    uint64_t proposal[2] = {mine.smallest, ~mine.largest}, both[2] = {};
-    if (PMPI_Allreduce(proposal, both, 2, MPI_UINT64_T, MPI_MIN, comm) != MPI_SUCCESS) return false;
-    alltoallv_size_.adopt({both[0], ~both[1]});
+    const AgreedSize::Packed mine = AgreedSize::pack(alltoallv_size_.proposal());
+    AgreedSize::Packed both{};
+    if (PMPI_Allreduce(mine.data(), both.data(), 2, MPI_UINT64_T, MPI_MIN, comm) != MPI_SUCCESS)
+      return false;
+    alltoallv_size_.adopt(AgreedSize::unpack(both));
   }
   agreed = alltoallv_size_.bytes();
   return true;
