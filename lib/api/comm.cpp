@@ -671,9 +671,11 @@ Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, Memor
     CollArgs a = args;
     if (alltoallv_size_.note(message_bytes(args, size_))) {
       AgreedSize::Range agreed = alltoallv_size_.proposal();
-      if (const Status status = agree_on_alltoallv_size(agreed); status != TUTTI_SUCCESS)
+      if (const Status status = agree_on_alltoallv_size(agreed); status != TUTTI_SUCCESS) {
+        alltoallv_size_.failed();
         return set_last_error(status, str("alltoallv: the ranks' agreement on its size (",
                                           last_error(), ")"));
+      }
       alltoallv_size_.adopt(agreed);
     }
     a.agreed_bytes = alltoallv_size_.bytes();

@@ -67,6 +67,13 @@ class AgreedSize {
     agreed_ = agreed;
     window_ = Range{};
   }
+  // An agreement that failed (its reduction returned an error): the agreed
+  // size and this rank's window stay, and the next agreement comes after
+  // the current gap, as on the other ranks where theirs failed too (a rank
+  // whose reduction failed cannot know what the others saw; without this
+  // the rank's call count passed its next agreement and it never agreed
+  // again).
+  void failed() { next_ = calls_ + gap_; }
   // The size to match rules on: 0 before the first agreement.
   uint64_t bytes() const { return agreed_.smallest; }
 

@@ -151,5 +151,23 @@ TEST_CASE("AgreedSize: the agreement is over every rank's smallest and largest",
   CHECK(s.proposal() == AgreedSize::Range{5u << 20, 5u << 20});
 }
 
+TEST_CASE("AgreedSize: a failed agreement keeps the size and agrees again later",
+          "[state-choice]") {
+  AgreedSize s;
+  REQUIRE(s.note(1000));  // call 1
+  s.adopt(s.proposal());
+  CHECK_FALSE(s.note(1000));  // call 2
+  REQUIRE(s.note(2000));      // call 3: its reduction fails
+  s.failed();
+  CHECK(s.bytes() == 1000);  // the last agreed size holds
+  // The gap was 2: the next agreement is call 5, and its window still
+  // holds call 3's size.
+  CHECK_FALSE(s.note(1000));  // call 4
+  REQUIRE(s.note(1000));      // call 5
+  CHECK(s.proposal() == AgreedSize::Range{1000, 2000});
+  s.adopt(s.proposal());
+  CHECK(s.bytes() == 1000);
+}
+
 }  // namespace
 }  // namespace tutti
