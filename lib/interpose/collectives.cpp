@@ -6,6 +6,7 @@
 // allows, as long as the byte counts agree.
 #include <mpi.h>
 
+#include <optional>
 #include <vector>
 
 #include "interpose/call_checks.hpp"
@@ -151,7 +152,13 @@ int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls
         return alltoallv_bytes(comm, sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls,
                                recvtype, bytes);
       },
-      [&] { return bytes.moved(); },
+      // Each rank's size differs, and a class must be the same on every
+      // rank of a call: classed by the size the ranks agree on.
+      [&](const Route& route) -> std::optional<size_t> {
+        size_t agreed = 0;
+        if (!route.policy->agree_alltoallv_bytes(bytes.moved(), comm, agreed)) return std::nullopt;
+        return agreed;
+      },
       [&](tutti_comm_t t) {
         return tutti_alltoallv(sendbuf, bytes.send_counts.data(), bytes.send_displs.data(),
                                recvbuf, bytes.recv_counts.data(), bytes.recv_displs.data(),

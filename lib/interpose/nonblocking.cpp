@@ -159,7 +159,8 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
         return alltoallv_bytes(comm, sendbuf, sendcounts, sdispls, sendtype, recvcounts, rdispls,
                                recvtype, *bytes);
       },
-      [] { return size_t{0}; },
+      // The class of the size the blocking calls agreed on last.
+      [](const Route& route) { return route.policy->alltoallv_agreed_bytes(); },
       [&](tutti_comm_t t, tutti_request_t* r) {
         return tutti_ialltoallv(sendbuf, bytes->send_counts.data(), bytes->send_displs.data(),
                                 recvbuf, bytes->recv_counts.data(), bytes->recv_displs.data(),

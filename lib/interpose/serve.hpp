@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <memory>
+#include <optional>
 #include <type_traits>
 
 #include "interpose/comm_table.hpp"
@@ -45,21 +46,32 @@ Route route_call(MPI_Comm comm, CheckArgs&& check_args) {
   return route;
 }
 
-// A blocking collective of `bytes` (alike on every rank; alltoallv: this
-// rank's, classed by the size the ranks agree on): `run_tutti(tutti_comm_t)`
-// returns a tutti status, `run_mpi()` an MPI one. The policy picks the side.
+// The size a call's class is chosen by: `bytes()`, or `bytes(route)` where
+// it needs the communicator's policy (alltoallv: the size the ranks agree
+// on); nullopt where the ranks could not agree on it.
+template <typename Bytes>
+std::optional<size_t> class_bytes_of(Bytes& bytes, const Route& route) {
+  if constexpr (std::is_invocable_v<Bytes&, const Route&>) {
+    return bytes(route);
+  } else {
+    return bytes();
+  }
+}
+
+// A blocking collective of class_bytes_of(bytes) (alike on every rank):
+// `run_tutti(tutti_comm_t)` returns a tutti status, `run_mpi()` an MPI one.
+// The policy picks the side.
 template <typename CheckArgs, typename Bytes, typename RunTutti, typename RunMpi>
 int serve(MPI_Comm comm, Coll coll, CheckArgs&& check_args, Bytes&& bytes, RunTutti&& run_tutti,
           RunMpi&& run_mpi) {
   const Route route = route_call(comm, check_args);
   if (!route.tutti) return run_mpi();
-  size_t class_bytes = bytes();
-  if (coll == Coll::alltoallv &&
-      !route.policy->agree_alltoallv_bytes(class_bytes, comm, class_bytes)) {
+  const std::optional<size_t> class_bytes = class_bytes_of(bytes, route);
+  if (!class_bytes) {
     count_passed(Pass::agreement_failed);
     return run_mpi();
   }
-  const Policy::Choice choice = route.policy->choose(coll, class_bytes);
+  const Policy::Choice choice = route.policy->choose(coll, *class_bytes);
   // A side's timed run starts on every rank at once (policy.hpp).
   const bool timing_failed = choice.starts_run && PMPI_Barrier(comm) != MPI_SUCCESS;
   const double start = choice.trial ? PMPI_Wtime() : 0;
@@ -92,10 +104,12 @@ int serve_nonblocking(MPI_Comm comm, Coll coll, MPI_Request* request, CheckArgs&
   if (!request) return run_mpi();  // MPI reports the missing request
   const Route route = route_call(comm, check_args);
   if (!route.tutti) return run_mpi();
-  // alltoallv: the class of the size the blocking calls agreed on last.
-  const size_t class_bytes =
-      coll == Coll::alltoallv ? route.policy->alltoallv_agreed_bytes() : bytes();
-  if (route.policy->decided(coll, class_bytes) == Policy::Side::mpi) {
+  const std::optional<size_t> class_bytes = class_bytes_of(bytes, route);
+  if (!class_bytes) {
+    count_passed(Pass::agreement_failed);
+    return run_mpi();
+  }
+  if (route.policy->decided(coll, *class_bytes) == Policy::Side::mpi) {
     count_passed(Pass::mpi_faster);
     return run_mpi();
   }
