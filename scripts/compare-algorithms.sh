@@ -17,7 +17,8 @@
 # UCX_RNDV_THRESH=4M+UCX_TCP_PUT_ENABLE=y). SHAPE=2x2 runs on the emulated
 # cluster (tests/cluster/cluster.sh, as root) instead of NP ranks here.
 #   MIN_BYTES (4K), MAX_BYTES (64M), STEP (4), ITERS (20),
-#   METHODS ("barrier back-to-back")
+#   METHODS ("barrier back-to-back"), MPI_ARGS (more mpirun options, e.g.
+#   "--map-by node": ranks numbered round-robin over the nodes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh >/dev/null
@@ -33,13 +34,14 @@ raw=${RAW:-$(mktemp)}
 read -ra launch <<<"$(oversubscribe_args "$np")"
 
 run_job() {  # env-args... -- bench-args...
-  local envs=()
+  local envs=() mpi_args
+  read -ra mpi_args <<<"${MPI_ARGS:-}"
   while [ "$1" != -- ]; do envs+=(-x "$1"); shift; done
   shift
   if [ -n "$shape" ]; then
-    tests/cluster/cluster.sh run "$shape" --timeout 900 -- "${envs[@]}" "$PWD/build/apps/tutti-bench" "$@"
+    tests/cluster/cluster.sh run "$shape" --timeout 900 -- "${mpi_args[@]}" "${envs[@]}" "$PWD/build/apps/tutti-bench" "$@"
   else
-    mpirun -np "$np" "${launch[@]}" --bind-to none "${envs[@]}" build/apps/tutti-bench "$@"
+    mpirun -np "$np" "${launch[@]}" --bind-to none "${mpi_args[@]}" "${envs[@]}" build/apps/tutti-bench "$@"
   fi
 }
 

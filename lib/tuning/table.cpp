@@ -592,8 +592,18 @@ const TuningTable& builtin_tuning() {
     // algorithm, us, Open MPI's in brackets): 2 x 2 25-41 (35-44) at 32 B-16
     // KiB against leader's 34-72 (46-56); 4 x 2 139-229 (195-248) against
     // 155-293 (202-406), 128 KiB 553 (647) against 1178 (1181). At 1 MiB on
-    // 2 x 2 it lost (1538 against 1052), so the range stays at 256 KiB.
+    // 2 x 2 it lost then (one job: 1538 against 1052). Larger since:
+    // 2026-12-07, 3 alternating jobs per shape, tutti / Open MPI medians,
+    // barrier / back to back, 256 KiB-16 MiB, against the ring that ran
+    // there: 2 x 2 0.24-0.50 / 0.16-0.35 against 0.33-0.54 / 0.32-0.51
+    // (recursive halving 0.42-0.51 / 0.34-0.58); on 3 x 2 and 4 x 2 ahead or
+    // level with a barrier (0.33-0.45 against 0.33-0.54) but behind back to
+    // back up to 4 MiB (0.28-0.50 against 0.24-0.43); at 16 MiB level or
+    // ahead in both (0.28-0.45 against 0.36-0.97). Raw:
+    // docs/perf/cluster-reduce-scatter-large-2026-12-07.txt.
     add(Collective::ReduceScatter, 0, 256 * K, "leader_shm").nodes = {2, kAny};
+    add(Collective::ReduceScatter, 256 * K, kAny, "leader_shm").nodes = {2, 3};
+    add(Collective::ReduceScatter, 16 * M, kAny, "leader_shm").nodes = {3, kAny};
     add(Collective::ReduceScatter, 0, 256 * K, "leader").nodes = {2, kAny};
     // barrier through one leader per node: one round crosses between nodes
     // per doubling of the node count, not per doubling of the rank count.
