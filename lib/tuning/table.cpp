@@ -599,11 +599,12 @@ const TuningTable& builtin_tuning() {
     // (recursive halving 0.42-0.51 / 0.34-0.58); on 3 x 2 and 4 x 2 ahead or
     // level with a barrier (0.33-0.45 against 0.33-0.54) but behind back to
     // back up to 4 MiB (0.28-0.50 against 0.24-0.43); at 16 MiB level or
-    // ahead in both (0.28-0.45 against 0.36-0.97). Raw:
-    // docs/perf/cluster-reduce-scatter-large-2026-12-07.txt.
+    // ahead in both (0.28-0.45 against 0.36-0.97). From 8 MiB, so that the
+    // 16 MiB of a rank count that does not divide it (16 MiB - 16 B on 6
+    // ranks) is in. Raw: docs/perf/cluster-reduce-scatter-large-2026-12-07.txt.
     add(Collective::ReduceScatter, 0, 256 * K, "leader_shm").nodes = {2, kAny};
     add(Collective::ReduceScatter, 256 * K, kAny, "leader_shm").nodes = {2, 3};
-    add(Collective::ReduceScatter, 16 * M, kAny, "leader_shm").nodes = {3, kAny};
+    add(Collective::ReduceScatter, 8 * M, kAny, "leader_shm").nodes = {3, kAny};
     add(Collective::ReduceScatter, 0, 256 * K, "leader").nodes = {2, kAny};
     // barrier through one leader per node: one round crosses between nodes
     // per doubling of the node count, not per doubling of the rank count.
