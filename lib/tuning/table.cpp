@@ -622,6 +622,16 @@ const TuningTable& builtin_tuning() {
     // (167-179), 438 (1458) at 256 KiB against 887 (1228). Without a segment
     // they refuse and "leader" runs.
     add(Collective::Barrier, 0, kAny, "leader_shm").nodes = {2, kAny};
+    // Mid-size bcasts in turn, between the leaders first (a pipelined binary
+    // tree), then inside each node ("binary_leader_shm"), where leader_shm
+    // synchronises every node for each slot it forwards: 2026-12-07, 2-3
+    // sets of 3 alternating jobs, both methods, the geometric mean of its
+    // tutti / Open MPI ratio over leader_shm's: 2 x 2 1 MiB 0.76, 2 MiB
+    // 0.80 (512 KiB 1.00, 4 MiB 0.93); 4 x 2 512 KiB 0.64, 1 MiB 0.82 (256
+    // KiB 0.96, 2 MiB 1.04, 4 MiB 1.16). Raw:
+    // docs/perf/cluster-bcast-binary-leader-2026-12-07.txt.
+    add(Collective::Bcast, 1 * M, 4 * M, "binary_leader_shm").nodes = {2, 3};
+    add(Collective::Bcast, 512 * K, 2 * M, "binary_leader_shm").nodes = {4, kAny};
     add(Collective::Bcast, 0, kAny, "leader_shm").nodes = {2, kAny};
     // Small reduces on two nodes: "leader" (messages inside the node too).
     // 2 x 2, 2026-11-28, 10 rounds of jobs alternating the two, root 1,
