@@ -669,15 +669,13 @@ Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, Memor
   if (args.coll == Collective::Alltoallv && args.memory == MemoryType::Host &&
       dispatcher_.topology().nnodes > 1 && forced_[static_cast<int>(Collective::Alltoallv)].empty()) {
     CollArgs a = args;
-    if (alltoallv_size_.note(message_bytes(args, size_))) {
-      AgreedSize::Range agreed = alltoallv_size_.proposal();
-      if (const Status status = agree_on_alltoallv_size(agreed); status != TUTTI_SUCCESS) {
-        alltoallv_size_.failed();
-        return set_last_error(status, str("alltoallv: the ranks' agreement on its size (",
-                                          last_error(), ")"));
-      }
-      alltoallv_size_.adopt(agreed);
-    }
+    Status status = TUTTI_SUCCESS;
+    if (!alltoallv_size_.agree(message_bytes(args, size_), [&](AgreedSize::Packed& both) {
+          status = agree_on_alltoallv_size(both);
+          return status == TUTTI_SUCCESS;
+        }))
+      return set_last_error(status, str("alltoallv: the ranks' agreement on its size (",
+                                        last_error(), ")"));
     a.agreed_bytes = alltoallv_size_.bytes();
     return run_plan(a, 0, in, out, in_mem, out_mem);
   }
@@ -726,17 +724,14 @@ Status Comm::agree_on_variant(uint64_t key, int& agreed) {
   return status;
 }
 
-Status Comm::agree_on_alltoallv_size(AgreedSize::Range& agreed) {
-  AgreedSize::Packed both = AgreedSize::pack(agreed);
+Status Comm::agree_on_alltoallv_size(AgreedSize::Packed& both) {
   CollArgs range;
   range.coll = Collective::Allreduce;
   range.count = 2;
   range.dtype = Datatype::Uint64;
   range.op = Op::Min;
   range.in_place = true;
-  const Status status = run_internal(range, both.data());
-  agreed = AgreedSize::unpack(both);
-  return status;
+  return run_internal(range, both.data());
 }
 
 Status Comm::run_internal(const CollArgs& args, void* data) {

@@ -181,8 +181,8 @@ class Comm {
   // rank 0's proposal (a 1-byte bcast; api/state_choice.hpp), into `agreed`.
   Status agree_on_variant(uint64_t key, int& agreed);
   // The smallest and largest alltoallv size of every rank since the last
-  // agreement (base/agreed_size.hpp).
-  Status agree_on_alltoallv_size(AgreedSize::Range& agreed);
+  // agreement, packed (base/agreed_size.hpp), reduced in place.
+  Status agree_on_alltoallv_size(AgreedSize::Packed& both);
   // A collective of tutti's own on this communicator (in place, on host
   // memory `data`), left out of the user's statistics and last algorithm.
   Status run_internal(const CollArgs& args, void* data);

@@ -54,8 +54,21 @@ class AgreedSize {
   // An agreement is one reduction by the minimum (uint64, 2 elements) of
   // every rank's packed proposal: the largest as its complement.
   using Packed = std::array<uint64_t, 2>;
-  static Packed pack(const Range& r) { return {r.smallest, ~r.largest}; }
-  static Range unpack(const Packed& p) { return {p[0], ~p[1]}; }
+  // A call of `bytes`, agreeing where it is due: `reduce_min(Packed&)`
+  // reduces the packed proposal in place by the minimum over every rank
+  // and returns whether it succeeded. False where it failed (failed()).
+  // tutti's and libtutti-mpi's agreements both go through here.
+  template <typename ReduceMin>
+  bool agree(uint64_t bytes, ReduceMin&& reduce_min) {
+    if (!note(bytes)) return true;
+    Packed both{window_.smallest, ~window_.largest};
+    if (!reduce_min(both)) {
+      failed();
+      return false;
+    }
+    adopt({both[0], ~both[1]});
+    return true;
+  }
   // The smallest and largest of every rank's proposal.
   void adopt(const Range& agreed) {
     // A change of size needs two agreements to settle (one sees both

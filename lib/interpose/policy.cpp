@@ -22,15 +22,11 @@ Policy::Side Policy::decided(Coll coll, size_t bytes) const {
 }
 
 bool Policy::agree_alltoallv_bytes(size_t bytes, MPI_Comm comm, size_t& agreed) {
-  if (alltoallv_size_.note(bytes)) {
-    const AgreedSize::Packed mine = AgreedSize::pack(alltoallv_size_.proposal());
-    AgreedSize::Packed both{};
-    if (PMPI_Allreduce(mine.data(), both.data(), 2, MPI_UINT64_T, MPI_MIN, comm) != MPI_SUCCESS) {
-      alltoallv_size_.failed();
-      return false;
-    }
-    alltoallv_size_.adopt(AgreedSize::unpack(both));
-  }
+  if (!alltoallv_size_.agree(bytes, [comm](AgreedSize::Packed& both) {
+        return PMPI_Allreduce(MPI_IN_PLACE, both.data(), 2, MPI_UINT64_T, MPI_MIN, comm) ==
+               MPI_SUCCESS;
+      }))
+    return false;
   agreed = alltoallv_size_.bytes();
   return true;
 }

@@ -153,20 +153,25 @@ TEST_CASE("AgreedSize: the agreement is over every rank's smallest and largest",
 
 TEST_CASE("AgreedSize: a failed agreement keeps the size and agrees again later",
           "[state-choice]") {
+  // One rank: the reduction leaves the packed proposal as it is.
+  int reductions = 0;
+  auto reduce = [&](AgreedSize::Packed&) { return ++reductions, true; };
+  auto fail = [&](AgreedSize::Packed&) { return ++reductions, false; };
   AgreedSize s;
-  REQUIRE(s.note(1000));  // call 1
-  s.adopt(s.proposal());
-  CHECK_FALSE(s.note(1000));  // call 2
-  REQUIRE(s.note(2000));      // call 3: its reduction fails
-  s.failed();
-  CHECK(s.bytes() == 1000);  // the last agreed size holds
+  REQUIRE(s.agree(1000, reduce));  // call 1 agrees
+  CHECK(s.agree(1000, fail));      // call 2: no agreement due, nothing reduced
+  CHECK(reductions == 1);
+  CHECK_FALSE(s.agree(2000, fail));  // call 3: its reduction fails
+  CHECK(s.bytes() == 1000);          // the last agreed size holds
   // The gap was 2: the next agreement is call 5, and its window still
   // holds call 3's size.
-  CHECK_FALSE(s.note(1000));  // call 4
-  REQUIRE(s.note(1000));      // call 5
+  CHECK(s.agree(1000, fail));  // call 4
+  CHECK(reductions == 2);
   CHECK(s.proposal() == AgreedSize::Range{1000, 2000});
-  s.adopt(s.proposal());
+  REQUIRE(s.agree(1000, reduce));  // call 5
+  CHECK(reductions == 3);
   CHECK(s.bytes() == 1000);
+  CHECK(s.proposal() == AgreedSize::Range{});  // a new window
 }
 
 }  // namespace
