@@ -60,6 +60,10 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
                        datatype, op, root, algorithm, in-place and blocking
                        mode; reports wrong results and resident memory
   --seed S             the soak's random sequence                          [1]
+  --soak-window W      the soak starts W calls back to back (no sync between
+                       them, the non-blocking ones in flight together, waited
+                       in an order that differs between ranks), then checks
+                       them                                                 [1]
   --soak-max-growth KIB  the soak fails if the largest rank's resident memory
                        grows by more than this from its half-way call to
                        its end                                          [4096]
@@ -143,6 +147,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.memory = *m;
     } else if (arg == "--soak") {
       o.soak_calls = parse_int(value(), arg, 1, 1000000000);
+    } else if (arg == "--soak-window") {
+      o.soak_window = parse_int(value(), arg, 1, 64);
     } else if (arg == "--soak-max-growth") {
       o.soak_max_growth_kib = parse_int(value(), arg, 0, 1ll << 40);
     } else if (arg == "--soak-leak") {

@@ -47,6 +47,9 @@ struct BenchOptions {
   // (sizes up to max_bytes, 1 MiB unless --max-bytes is given).
   long soak_calls = 0;
   uint64_t soak_seed = 1;
+  // --soak-window W: the soak's calls start W at a time back to back, the
+  // non-blocking ones in flight together, and are checked after all W.
+  long soak_window = 1;
   // The soak fails when the largest rank's resident memory at the end
   // exceeds that at the half-way call by more than this (KiB).
   long soak_max_growth_kib = 4096;

@@ -102,7 +102,21 @@ struct CallResult {
   std::string error;
 };
 
-CallResult run_checked(tutti_comm_t comm, int rank, int nranks, const SoakCall& call) {
+// One soak call on this rank: its buffers, the result it must produce and,
+// while a non-blocking call is in flight, its request.
+struct CheckedCall {
+  SoakCall call;
+  CollArgs mine;  // this rank's arguments
+  Bytes want;
+  std::unique_ptr<testing::UserBuffers> bufs;
+  tutti_request_t request = nullptr;
+  CallResult result;
+};
+
+// Lays out `c.call` on this rank and starts it: a blocking call returns
+// done, a non-blocking one leaves its request in `c` for finish().
+void start(tutti_comm_t comm, int rank, int nranks, CheckedCall& c) {
+  const SoakCall& call = c.call;
   const int p = nranks;
   // alltoallv: every rank's layout (rank q's counts depend on q), with
   // counts averaging the drawn count.
@@ -124,24 +138,40 @@ CallResult run_checked(tutti_comm_t comm, int rank, int nranks, const SoakCall& 
     if (per_rank[q].coll == Collective::Scatter && q != per_rank[q].root) n = 0;
     inputs.push_back(testing::make_input(per_rank[q], q, p, n, call.data_seed));
   }
-  const Bytes want = testing::reference_outputs(per_rank, inputs)[rank];
+  c.want = testing::reference_outputs(per_rank, inputs)[rank];
+  c.mine = per_rank[rank];
 
-  CallResult result;
-  const CollArgs& mine = per_rank[rank];
-  const std::string coll_name(collective_name(mine.coll));
+  const std::string coll_name(collective_name(c.mine.coll));
   if (tutti_comm_force_algorithm(comm, coll_name.c_str(), call.algorithm.c_str()) != TUTTI_SUCCESS) {
-    result.error = str("force ", call.algorithm, ": ", tutti_last_error());
-    return result;
+    c.result.error = str("force ", call.algorithm, ": ", tutti_last_error());
+    return;
   }
-  testing::UserBuffers bufs(mine, rank, p);
-  bufs.set_input(inputs[rank]);
-  const int st = testing::call_tutti(mine, bufs.sendbuf(), bufs.recvbuf(), comm, call.nonblocking);
-  if (st != TUTTI_SUCCESS) {
-    result.error = str(tutti_strerror(st), ": ", tutti_last_error());
-    return result;
+  c.bufs = std::make_unique<testing::UserBuffers>(c.mine, rank, p);
+  c.bufs->set_input(inputs[rank]);
+  const int st = testing::start_tutti(c.mine, c.bufs->sendbuf(), c.bufs->recvbuf(), comm,
+                                      call.nonblocking ? &c.request : nullptr);
+  if (st != TUTTI_SUCCESS) c.result.error = str(tutti_strerror(st), ": ", tutti_last_error());
+}
+
+// Completes `c` (waits for its request) and checks its result.
+void finish(CheckedCall& c) {
+  if (!c.result.error.empty()) return;
+  if (c.request) {
+    const int st = tutti_wait(&c.request);
+    if (st != TUTTI_SUCCESS) {
+      c.result.error = str(tutti_strerror(st), ": ", tutti_last_error());
+      return;
+    }
   }
-  result.wrong = testing::count_wrong(bufs.output(), want, mine.dtype);
-  return result;
+  c.result.wrong = testing::count_wrong(c.bufs->output(), c.want, c.mine.dtype);
+}
+
+CallResult run_checked(tutti_comm_t comm, int rank, int nranks, const SoakCall& call) {
+  CheckedCall c;
+  c.call = call;
+  start(comm, rank, nranks, c);
+  finish(c);
+  return c.result;
 }
 
 // What the calls so far got wrong, the same on every rank.
@@ -219,9 +249,10 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   SoakTally tally;
   std::vector<std::unique_ptr<char[]>> leaked;  // --soak-leak
   if (print)
-    std::printf("# tutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu\n",
+    std::printf("# tutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu,"
+                " %ld at a time\n",
                 o.soak_calls, nranks, static_cast<unsigned long long>(o.max_bytes),
-                static_cast<unsigned long long>(o.soak_seed));
+                static_cast<unsigned long long>(o.soak_seed), o.soak_window);
   const double t0 = MPI_Wtime();
   const long warm_up_calls =
       warm_up(comm, rank, nranks, o.max_bytes, tally);
@@ -231,9 +262,28 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
                 max_over_ranks(resident_kib()));
   else
     max_over_ranks(resident_kib());
+  // Calls run in windows of --soak-window: each window's calls start back
+  // to back, without a synchronisation between them, the non-blocking ones
+  // left in flight under the later ones (of any collective and algorithm),
+  // then complete in an order that differs between ranks; only then are
+  // they checked and their outcomes agreed.
+  std::vector<CheckedCall> window;
   for (long i = 1; i <= o.soak_calls; ++i) {
-    const SoakCall call = draw_call(rng, nranks, o.max_bytes);
-    count_outcome(run_checked(comm, rank, nranks, call), call, rank, str("call ", i), tally);
+    if (window.empty()) {
+      const long n = std::min<long>(o.soak_window, o.soak_calls - i + 1);
+      window.resize(static_cast<size_t>(n));
+      for (CheckedCall& c : window) {
+        c.call = draw_call(rng, nranks, o.max_bytes);
+        start(comm, rank, nranks, c);
+      }
+      for (size_t k = 0; k < window.size(); ++k)
+        finish(window[(k + static_cast<size_t>(rank)) % window.size()]);
+      std::reverse(window.begin(), window.end());  // checked from the back
+    }
+    const CheckedCall c = std::move(window.back());
+    window.pop_back();
+    const SoakCall& call = c.call;
+    count_outcome(c.result, call, rank, str("call ", i), tally);
     if (i == warm_at) rss_warm = max_over_ranks(resident_kib());
     if (i == half_at) {
       rss_half = max_over_ranks(resident_kib());

@@ -484,7 +484,7 @@ std::shared_ptr<Operation> Comm::start_collective(const CollArgs& in_args, const
   const Plan& plan = begin_call(in_args, label);
   if (signature_check_) {
     // Copies: the call starts later, after the plan cache may have changed.
-    auto start = [this, args = in_args, plan = Plan(plan), label, in, out, in_mem, out_mem] {
+    auto start = [this, plan = Plan(plan), label, in, out, in_mem, out_mem](const CollArgs& args) {
       return launch(args, plan, label, in, out, in_mem, out_mem);
     };
     return start_checked(std::make_shared<CheckedOp>(label, in_args, std::move(start)));
@@ -498,7 +498,8 @@ std::shared_ptr<Operation> Comm::start_empty_collective(const CollArgs& args) {
   // No sequence number of its own: a blocking empty call takes none either,
   // and ranks may mix the two forms.
   const OpLabel label{collective_name(args.coll), "none", next_seq_};
-  return start_checked(std::make_shared<CheckedOp>(label, args, [] { return nullptr; }));
+  return start_checked(
+      std::make_shared<CheckedOp>(label, args, [](const CollArgs&) { return nullptr; }));
 }
 
 std::shared_ptr<Operation> Comm::start_checked(std::shared_ptr<CheckedOp> op) {
@@ -537,9 +538,11 @@ std::shared_ptr<Operation> Comm::launch(const CollArgs& in_args, const Plan& pla
     const MemoryType run_mem = host_only ? MemoryType::Host : in_args.memory;
     const cuda::CallSpec spec = cuda::collective_spec(in_args, rank_, size_, in, out, in_mem,
                                                       out_mem, run_mem, stream_);
-    // Copies: the call may start later, after the plan cache has changed.
-    auto start = [this, args = in_args, plan = Plan(plan), label, run_mem](const void* i, void* o) {
-      return start_plan(args, plan, label, i, o, run_mem);
+    // Copies: the call may start later, after the plan cache has changed
+    // and the caller reused its alltoallv arrays.
+    auto start = [this, held = HeldArgs(in_args), plan = Plan(plan), label, run_mem](const void* i,
+                                                                                     void* o) {
+      return start_plan(held.get(), plan, label, i, o, run_mem);
     };
     op = std::make_shared<cuda::CallOp>(label, spec, std::move(start), scratch_, device_scratch_,
                                         start_order_);
@@ -1026,9 +1029,10 @@ std::span<const size_t> Comm::exchange_node_counts(const CollArgs& args) {
   };
   Patience patience(*this, config_.timeout_s);
   for (size_t n = finished(); n < done.size(); n = finished()) {
-    // The transport itself: Comm::progress polls it only now and then
-    // while no operation in flight needs it.
-    const int events = transport_->progress();
+    // The transport itself (Comm::progress polls it only now and then
+    // while no operation in flight needs it), and the operations in flight:
+    // a node peer may need this rank's part of one before it gets here.
+    const int events = transport_->progress() + progress();
     if (!patience.after_poll_at(n, events > 0)) {
       std::vector<int> waiting;
       for (size_t i = 0; i < done.size(); ++i)
@@ -1114,12 +1118,24 @@ void Comm::agree_with_peers(const CollArgs& args) {
       }
     }
   }
-  try {
-    signature_check_->agree(args, config_.timeout_s);
-  } catch (const Error& e) {
-    if (e.status() == TUTTI_ERR_TIMEOUT) mark_failed(e.what());
-    throw;
+  // Then this call's, progressing the operations in flight meanwhile: a
+  // peer may need this rank's part of an earlier non-blocking call before it
+  // gets to this call at all (an agreement that only polled itself left a
+  // leader's non-blocking reduce unfinished, whose node segment the next
+  // bcast waited for: a deadlock, tutti-bench --soak-window on 2+1+2 nodes).
+  const std::unique_ptr<Agreement> agreement = signature_check_->start(args);
+  Patience patience(*this, config_.timeout_s);
+  while (!agreement->poll()) {
+    const int events = progress();
+    if (!patience.after_poll(events > 0)) {
+      // The check's communicator keeps a collective that never ends (the
+      // agreement abandons it): this communicator has failed.
+      const std::string message = agreement->stuck_message(config_.timeout_s);
+      mark_failed(message);
+      fail(TUTTI_ERR_TIMEOUT, message);
+    }
   }
+  if (agreement->status() != TUTTI_SUCCESS) fail(agreement->status(), agreement->error());
 }
 
 void Comm::force_algorithm(Collective coll, std::string name) {

@@ -91,4 +91,18 @@ InPlaceLayout in_place_layout(const CollArgs& a, int rank) {
   }
 }
 
+HeldArgs::HeldArgs(const CollArgs& args) : args_(args) {
+  std::span<const size_t>* spans[] = {&args_.send_counts, &args_.send_displs, &args_.recv_counts,
+                                      &args_.recv_displs, &args_.node_send_counts};
+  size_t total = 0;
+  for (const auto* s : spans) total += s->size();
+  if (total == 0) return;
+  arrays_.reserve(total);  // no reallocation below: the spans point into it
+  for (auto* s : spans) {
+    const size_t at = arrays_.size();
+    arrays_.insert(arrays_.end(), s->begin(), s->end());
+    *s = std::span<const size_t>(arrays_.data() + at, s->size());
+  }
+}
+
 }  // namespace tutti

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "base/types.hpp"
 
@@ -50,6 +51,23 @@ struct CollArgs {
   uint64_t agreed_bytes = 0;
 
   size_t elem_size() const { return datatype_size(dtype); }
+};
+
+// A CollArgs kept past the API call that made it, for a call that starts
+// later (after TUTTI_CHECK's agreement, or in CUDA stream order):
+// alltoallv's count and displacement arrays are the caller's, who may reuse
+// them once the call has returned, so it holds copies (a copy of a HeldArgs
+// points at its own).
+class HeldArgs {
+ public:
+  explicit HeldArgs(const CollArgs& args);
+  HeldArgs(const HeldArgs& other) : HeldArgs(other.args_) {}
+  HeldArgs& operator=(const HeldArgs&) = delete;
+  const CollArgs& get() const { return args_; }
+
+ private:
+  CollArgs args_;
+  std::vector<size_t> arrays_;  // the spans' contents, one after another
 };
 
 // Op::Avg on 16-bit floats divides every input by the rank count before

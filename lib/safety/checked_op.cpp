@@ -5,7 +5,7 @@ namespace tutti {
 void CheckedOp::start_call() {
   if (cancelled_ || started_) return;
   started_ = true;
-  if (agreement_->status() == TUTTI_SUCCESS) call_ = start_();
+  if (agreement_->status() == TUTTI_SUCCESS) call_ = start_(args_.get());
   else finish_with(agreement_->status(), agreement_->error());
   agreement_.reset();
   start_ = nullptr;  // lets go of what the closure holds

@@ -18,13 +18,14 @@ namespace tutti {
 
 class CheckedOp : public Operation {
  public:
-  // `start` starts the call once agreed and returns its operation (null for
-  // a call with nothing to move).
-  CheckedOp(const OpLabel& label, const CollArgs& args,
-            std::function<std::shared_ptr<Operation>()> start)
+  // `start` starts the call once agreed, given the call's arguments (held
+  // here: the caller may reuse its alltoallv arrays once its call returned),
+  // and returns its operation (null for a call with nothing to move).
+  using Start = std::function<std::shared_ptr<Operation>(const CollArgs&)>;
+  CheckedOp(const OpLabel& label, const CollArgs& args, Start start)
       : Operation(label), args_(args), start_(std::move(start)) {}
 
-  const CollArgs& args() const { return args_; }
+  const CollArgs& args() const { return args_.get(); }
   // For the communicator, in call order: whether the agreement is posted
   // yet, posting it, and whether it has finished (polling it).
   bool agreement_posted() const { return agreement_ != nullptr; }
@@ -40,8 +41,8 @@ class CheckedOp : public Operation {
   bool advance() override;
 
  private:
-  CollArgs args_;
-  std::function<std::shared_ptr<Operation>()> start_;
+  HeldArgs args_;
+  Start start_;
   std::unique_ptr<Agreement> agreement_;
   std::shared_ptr<Operation> call_;  // once started
   bool started_ = false, cancelled_ = false;

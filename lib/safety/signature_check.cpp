@@ -1,9 +1,6 @@
 #include "safety/signature_check.hpp"
 
-#include <sched.h>
-
 #include <array>
-#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -86,18 +83,6 @@ std::unique_ptr<Agreement> SignatureCheck::start(const CollArgs& args) {
                          comm_, &a->request_),
           "MPI_Iallreduce (TUTTI_CHECK)");
   return a;
-}
-
-void SignatureCheck::agree(const CollArgs& args, double timeout_s) {
-  const std::unique_ptr<Agreement> a = start(args);
-  const auto t0 = std::chrono::steady_clock::now();
-  while (!a->poll()) {
-    sched_yield();
-    if (timeout_s > 0 &&
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > timeout_s)
-      fail(TUTTI_ERR_TIMEOUT, a->stuck_message(timeout_s));  // ~Agreement abandons the step
-  }
-  if (a->status() != TUTTI_SUCCESS) fail(a->status(), a->error());
 }
 
 Agreement::Agreement(SignatureCheck& check, const CollArgs& args, uint64_t call)

@@ -92,12 +92,6 @@ class SignatureCheck {
   // once this one finished (or was abandoned).
   std::unique_ptr<Agreement> start(const CollArgs& args);
 
-  // start() and poll until finished. Throws Error: TUTTI_ERR_MISMATCH when
-  // the ranks disagree (on every rank alike), TUTTI_ERR_TIMEOUT when some
-  // rank did not make the call within timeout_s (<= 0: wait forever). After
-  // a timeout the check's communicator has a collective in flight that never
-  // ends: the caller must treat the communicator as failed.
-  void agree(const CollArgs& args, double timeout_s);
   uint64_t calls() const { return calls_; }
 
  private:

@@ -300,6 +300,73 @@ TEST_CASE("TUTTI_CHECK: a non-blocking call returns at once while a rank is late
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// MPI's progress rule: a blocking call progresses the non-blocking ones in
+// flight. Rank 0 starts an ibcast and makes a blocking barrier; the others
+// wait for the ibcast before their barrier, and a large ibcast needs the
+// root to go on writing after the first part. Under TUTTI_CHECK the
+// barrier's agreement polled only itself, and the others waited for the
+// rest of the bcast until they timed out.
+TEST_CASE("TUTTI_CHECK: a blocking call's agreement progresses the calls in flight", "[check]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c;
+  const size_t count = size_t{4} << 20;  // 16 MiB of int32: several rounds on every path
+  std::vector<int32_t> data(count, me == 0 ? 7 : 0);
+  tutti_request_t req = nullptr;
+  int st = tutti_ibcast(data.data(), count, TUTTI_INT32, 0, c.comm, &req);
+  if (me == 0) {
+    if (st == TUTTI_SUCCESS) st = tutti_barrier(c.comm);
+    if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
+  } else {
+    if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
+    if (st == TUTTI_SUCCESS) st = tutti_barrier(c.comm);
+  }
+  INFO(tutti_last_error());
+  CHECK(all_ranks(st == TUTTI_SUCCESS && data[count - 1] == 7));
+}
+
+// tutti copies a call's alltoallv arrays (as the group path always did):
+// the caller may reuse them once the call has returned. Under TUTTI_CHECK a
+// non-blocking call starts only after its agreement, which read the
+// caller's arrays then: a mismatch naming counts nobody passed, or counts
+// beyond the buffers. The last rank comes late, so that the agreement is
+// still open when the others overwrite their arrays.
+TEST_CASE("TUTTI_CHECK: a non-blocking alltoallv holds its counts once the call returned",
+          "[check]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  FaultComm c;
+  for (const char* algo : {"", "mpi"}) {
+    INFO("forced: " << (*algo ? algo : "none"));
+    REQUIRE(tutti_comm_force_algorithm(c.comm, "alltoallv", algo) == TUTTI_SUCCESS);
+    // Rank q sends q + r + 1 elements to rank r, packed.
+    std::vector<size_t> sc(p), sd(p), rc(p), rd(p);
+    size_t sent = 0, received = 0;
+    for (int q = 0; q < p; ++q) {
+      sc[q] = static_cast<size_t>(me + q + 1), sd[q] = sent, sent += sc[q];
+      rc[q] = static_cast<size_t>(q + me + 1), rd[q] = received, received += rc[q];
+    }
+    std::vector<int32_t> in(sent), out(received, -1);
+    for (int q = 0; q < p; ++q)
+      for (size_t k = 0; k < sc[q]; ++k) in[sd[q] + k] = me * 1000 + q;
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (me == p - 1) usleep(300 * 1000);
+    tutti_request_t req = nullptr;
+    const int st = tutti_ialltoallv(in.data(), sc.data(), sd.data(), out.data(), rc.data(),
+                                    rd.data(), TUTTI_INT32, c.comm, &req);
+    // Overwritten so that nothing agrees or fits any more.
+    size_t junk = size_t{1} << 40;
+    for (auto* v : {&sc, &sd, &rc, &rd}) std::fill(v->begin(), v->end(), junk++);
+    const int waited = st == TUTTI_SUCCESS ? tutti_wait(&req) : st;
+    INFO(tutti_last_error());
+    bool right = waited == TUTTI_SUCCESS;
+    for (int q = 0, at = 0; q < p && right; ++q)
+      for (int k = 0; k <= q + me; ++k) right = right && out[at++] == q * 1000 + me;
+    CHECK(all_ranks(right));
+  }
+  REQUIRE(tutti_comm_force_algorithm(c.comm, "alltoallv", nullptr) == TUTTI_SUCCESS);
+}
+
 TEST_CASE("TUTTI_CHECK: ibcast then a receive the other rank sends before its ibcast", "[check]") {
   const int p = world_size(), me = world_rank();
   if (p < 2) return;
