@@ -10,6 +10,7 @@
 #include "api/comm.hpp"
 #include "api/group.hpp"
 #include "api/handles.hpp"
+#include "api/progress_elsewhere.hpp"
 #include "base/status.hpp"
 #include "host/memory.hpp"
 #include "transport/mpi_types.hpp"
@@ -21,6 +22,7 @@ namespace {
 // Runs `body`, turning exceptions into status codes and last-error text.
 template <typename Body>
 int guarded(Body&& body) {
+  progress_elsewhere::note_thread();  // before the call may touch a communicator
   try {
     clear_last_error();
     return body();

@@ -10,6 +10,7 @@
 
 #include "algos/mpi_collective.hpp"
 #include "algos/node_groups.hpp"
+#include "api/progress_elsewhere.hpp"
 #include "base/log.hpp"
 #include "node/peer_memory.hpp"
 #include "node/read_probe.hpp"
@@ -175,6 +176,7 @@ Comm::Comm(MPI_Comm mpi_comm)
     log_line(rank_, str("communicator of ", size_, " ranks on ", topology().nnodes,
                         " node(s), transport ", transport_->name(), ", shared segment ",
                         topology().shared_bytes, " bytes, ", signal_groups(), " signal groups"));
+  progress_elsewhere::add(this);  // last: a constructor that throws adds nothing
 }
 
 // The shared segment of this rank's node, over the communicator's ranks on
@@ -265,6 +267,7 @@ bool Comm::settle_fast_reads(MPI_Comm node_comm) {
 }
 
 Comm::~Comm() {
+  progress_elsewhere::remove(this);
   // Fallbacks are never silent: TUTTI_DEBUG reports them with the rest.
   if (config_.debug.any() && rank_ == 0)
     log_line(rank_, str("stats: ", stats_.collectives, " collectives, ", stats_.mpi_fallbacks,
@@ -592,6 +595,9 @@ class Comm::Patience {
       sleeping_ = false;
       idle_timed_ = false;
     } else if (++idle_ > comm_.config_.spin_before_yield) {
+      // Idle here: do this rank's part of what is in flight on the other
+      // communicators, which a peer may need before it gets to this call.
+      progress_elsewhere::progress_others(&comm_);
       if (sleeping_) std::this_thread::sleep_for(std::chrono::microseconds(kIdleSleepUs));
       else if (yields_) sched_yield();
       if ((idle_ & 63) == 0) {

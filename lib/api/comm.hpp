@@ -110,6 +110,10 @@ class Comm {
   // One round of progress on everything in flight; returns the number of
   // transport events (0: nothing happened).
   int progress();
+  // Whether operations are in flight here (started, queued, or agreeing).
+  bool has_in_flight() const {
+    return !active_.empty() || !shm_waiting_.empty() || !checked_waiting_.empty();
+  }
 
   void force_algorithm(Collective coll, std::string name);
   // Which algorithm would run `args`, and why (for tutti-info --explain).

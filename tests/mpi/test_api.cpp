@@ -62,6 +62,31 @@ TEST_CASE("several non-blocking collectives in flight, completed in any order", 
   CHECK(all_ranks(ok));
 }
 
+// MPI's progress rule across communicators (api/progress_elsewhere.hpp):
+// rank 0 starts an ibcast on B and makes a blocking barrier on A; the
+// others wait for the ibcast before their barrier. A 16 MiB bcast needs the
+// root to go on writing after its first part: a barrier that progressed
+// only A waited until TUTTI_TIMEOUT.
+TEST_CASE("a blocking call on one communicator progresses the calls in flight on another", "[api]") {
+  const int me = world_rank();
+  tutti_comm_t b = nullptr;
+  REQUIRE(all_ranks(tutti_comm_create(MPI_COMM_WORLD, &b) == TUTTI_SUCCESS));
+  const size_t count = size_t{4} << 20;
+  std::vector<int32_t> data(count, me == 0 ? 7 : 0);
+  tutti_request_t req = nullptr;
+  int st = tutti_ibcast(data.data(), count, TUTTI_INT32, 0, b, &req);
+  if (me == 0) {
+    if (st == TUTTI_SUCCESS) st = tutti_barrier(world());
+    if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
+  } else {
+    if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
+    if (st == TUTTI_SUCCESS) st = tutti_barrier(world());
+  }
+  INFO(tutti_last_error());
+  CHECK(all_ranks(st == TUTTI_SUCCESS && data[count - 1] == 7));
+  CHECK(tutti_comm_destroy(b) == TUTTI_SUCCESS);
+}
+
 // A blocking call small enough for the shm allreduce's direct run
 // (engine/direct_call.hpp) and a non-blocking one (the engine) follow the same flag
 // protocol and slot places: here each rank picks its path per call at
