@@ -64,6 +64,8 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
                        them, the non-blocking ones in flight together, waited
                        in an order that differs between ranks), then checks
                        them                                                 [1]
+  --soak-comms K       the soak's calls go to K communicators over the same
+                       ranks (each call's drawn at random)                  [1]
   --soak-max-growth KIB  the soak fails if the largest rank's resident memory
                        grows by more than this from its half-way call to
                        its end                                          [4096]
@@ -147,6 +149,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.memory = *m;
     } else if (arg == "--soak") {
       o.soak_calls = parse_int(value(), arg, 1, 1000000000);
+    } else if (arg == "--soak-comms") {
+      o.soak_comms = parse_int(value(), arg, 1, 8);
     } else if (arg == "--soak-window") {
       o.soak_window = parse_int(value(), arg, 1, 64);
     } else if (arg == "--soak-max-growth") {

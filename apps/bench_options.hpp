@@ -50,6 +50,9 @@ struct BenchOptions {
   // --soak-window W: the soak's calls start W at a time back to back, the
   // non-blocking ones in flight together, and are checked after all W.
   long soak_window = 1;
+  // --soak-comms K: the soak's calls go to K communicators over the same
+  // ranks, each call's drawn at random.
+  long soak_comms = 1;
   // The soak fails when the largest rank's resident memory at the end
   // exceeds that at the half-way call by more than this (KiB).
   long soak_max_growth_kib = 4096;

@@ -106,6 +106,7 @@ struct CallResult {
 // while a non-blocking call is in flight, its request.
 struct CheckedCall {
   SoakCall call;
+  size_t comm_index = 0;  // which of the soak's communicators (--soak-comms)
   CollArgs mine;  // this rank's arguments
   Bytes want;
   std::unique_ptr<testing::UserBuffers> bufs;
@@ -237,6 +238,26 @@ long max_over_ranks(long v) {
 int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   const bool print = rank == 0;
   SharedRandom rng(o.soak_seed);
+  // --soak-comms: more communicators over the same ranks, each call on one
+  // drawn at random; a rank waiting on one then owes its peers progress on
+  // the others.
+  std::vector<tutti_comm_t> comms{comm};
+  struct Destroy {
+    std::vector<tutti_comm_t>& comms;
+    ~Destroy() {
+      for (size_t k = 1; k < comms.size(); ++k) tutti_comm_destroy(comms[k]);
+    }
+  } destroy{comms};
+  for (long k = 1; k < o.soak_comms; ++k) {
+    tutti_comm_t more = nullptr;
+    const int st = tutti_comm_create(MPI_COMM_WORLD, &more);
+    if (st != TUTTI_SUCCESS) {
+      std::fprintf(stderr, "soak: tutti_comm_create: %s: %s\n", tutti_strerror(st),
+                   tutti_last_error());
+      return 1;
+    }
+    comms.push_back(more);
+  }
   const long rss_start = max_over_ranks(resident_kib());
   // Scratch buffers and cached schedules grow until every kind of call has
   // been seen at its largest size; "warm" is measured after that point.
@@ -250,12 +271,12 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   std::vector<std::unique_ptr<char[]>> leaked;  // --soak-leak
   if (print)
     std::printf("# tutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu,"
-                " %ld at a time\n",
+                " %ld at a time, %zu communicator(s)\n",
                 o.soak_calls, nranks, static_cast<unsigned long long>(o.max_bytes),
-                static_cast<unsigned long long>(o.soak_seed), o.soak_window);
+                static_cast<unsigned long long>(o.soak_seed), o.soak_window, comms.size());
   const double t0 = MPI_Wtime();
-  const long warm_up_calls =
-      warm_up(comm, rank, nranks, o.max_bytes, tally);
+  long warm_up_calls = 0;
+  for (tutti_comm_t each : comms) warm_up_calls += warm_up(each, rank, nranks, o.max_bytes, tally);
   if (print)
     std::printf("# warm-up: %ld calls (every algorithm at %llu bytes), resident %ld KiB\n",
                 warm_up_calls, static_cast<unsigned long long>(o.max_bytes),
@@ -274,7 +295,8 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       window.resize(static_cast<size_t>(n));
       for (CheckedCall& c : window) {
         c.call = draw_call(rng, nranks, o.max_bytes);
-        start(comm, rank, nranks, c);
+        if (comms.size() > 1) c.comm_index = rng.below(comms.size());
+        start(comms[c.comm_index], rank, nranks, c);
       }
       for (size_t k = 0; k < window.size(); ++k)
         finish(window[(k + static_cast<size_t>(rank)) % window.size()]);
@@ -283,7 +305,10 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
     const CheckedCall c = std::move(window.back());
     window.pop_back();
     const SoakCall& call = c.call;
-    count_outcome(c.result, call, rank, str("call ", i), tally);
+    count_outcome(c.result, call, rank,
+                  comms.size() > 1 ? str("call ", i, " on communicator ", c.comm_index)
+                                   : str("call ", i),
+                  tally);
     if (i == warm_at) rss_warm = max_over_ranks(resident_kib());
     if (i == half_at) {
       rss_half = max_over_ranks(resident_kib());
