@@ -66,6 +66,8 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
                        them                                                 [1]
   --soak-comms K       the soak's calls go to K communicators over the same
                        ranks (each call's drawn at random)                  [1]
+  --soak-groups        half the soak's windows, drawn at random, run as one
+                       group each (tutti_group_start/end)
   --soak-max-growth KIB  the soak fails if the largest rank's resident memory
                        grows by more than this from its half-way call to
                        its end                                          [4096]
@@ -151,6 +153,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.soak_calls = parse_int(value(), arg, 1, 1000000000);
     } else if (arg == "--soak-comms") {
       o.soak_comms = parse_int(value(), arg, 1, 8);
+    } else if (arg == "--soak-groups") {
+      o.soak_groups = true;
     } else if (arg == "--soak-window") {
       o.soak_window = parse_int(value(), arg, 1, 64);
     } else if (arg == "--soak-max-growth") {

@@ -53,6 +53,8 @@ struct BenchOptions {
   // --soak-comms K: the soak's calls go to K communicators over the same
   // ranks, each call's drawn at random.
   long soak_comms = 1;
+  // --soak-groups: half the soak's windows run as one group each.
+  bool soak_groups = false;
   // The soak fails when the largest rank's resident memory at the end
   // exceeds that at the half-way call by more than this (KiB).
   long soak_max_growth_kib = 4096;

@@ -271,9 +271,10 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   std::vector<std::unique_ptr<char[]>> leaked;  // --soak-leak
   if (print)
     std::printf("# tutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu,"
-                " %ld at a time, %zu communicator(s)\n",
+                " %ld at a time, %zu communicator(s)%s\n",
                 o.soak_calls, nranks, static_cast<unsigned long long>(o.max_bytes),
-                static_cast<unsigned long long>(o.soak_seed), o.soak_window, comms.size());
+                static_cast<unsigned long long>(o.soak_seed), o.soak_window, comms.size(),
+                o.soak_groups ? ", half the windows grouped" : "");
   const double t0 = MPI_Wtime();
   long warm_up_calls = 0;
   for (tutti_comm_t each : comms) warm_up_calls += warm_up(each, rank, nranks, o.max_bytes, tally);
@@ -293,10 +294,22 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
     if (window.empty()) {
       const long n = std::min<long>(o.soak_window, o.soak_calls - i + 1);
       window.resize(static_cast<size_t>(n));
+      // --soak-groups: half the windows, drawn at random, are one group
+      // (every call recorded, all started at tutti_group_end).
+      const bool grouped = o.soak_groups && rng.coin();
+      if (grouped && tutti_group_start() != TUTTI_SUCCESS)
+        std::fprintf(stderr, "soak: tutti_group_start: %s\n", tutti_last_error());
       for (CheckedCall& c : window) {
         c.call = draw_call(rng, nranks, o.max_bytes);
         if (comms.size() > 1) c.comm_index = rng.below(comms.size());
         start(comms[c.comm_index], rank, nranks, c);
+      }
+      if (grouped) {
+        const int st = tutti_group_end();
+        if (st != TUTTI_SUCCESS)
+          for (CheckedCall& c : window)
+            if (c.result.error.empty())
+              c.result.error = str("tutti_group_end: ", tutti_strerror(st), ": ", tutti_last_error());
       }
       for (size_t k = 0; k < window.size(); ++k)
         finish(window[(k + static_cast<size_t>(rank)) % window.size()]);
