@@ -68,6 +68,8 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
                        ranks (each call's drawn at random)                  [1]
   --soak-groups        half the soak's windows, drawn at random, run as one
                        group each (tutti_group_start/end)
+  --soak-p2p           one soak call in eight is a ring exchange: isend to the
+                       next rank, irecv from the previous (or any source)
   --soak-max-growth KIB  the soak fails if the largest rank's resident memory
                        grows by more than this from its half-way call to
                        its end                                          [4096]
@@ -153,6 +155,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.soak_calls = parse_int(value(), arg, 1, 1000000000);
     } else if (arg == "--soak-comms") {
       o.soak_comms = parse_int(value(), arg, 1, 8);
+    } else if (arg == "--soak-p2p") {
+      o.soak_p2p = true;
     } else if (arg == "--soak-groups") {
       o.soak_groups = true;
     } else if (arg == "--soak-window") {

@@ -55,6 +55,9 @@ struct BenchOptions {
   long soak_comms = 1;
   // --soak-groups: half the soak's windows run as one group each.
   bool soak_groups = false;
+  // --soak-p2p: one soak call in eight is a ring exchange (tutti_isend /
+  // tutti_irecv, from any source in half of them).
+  bool soak_p2p = false;
   // The soak fails when the largest rank's resident memory at the end
   // exceeds that at the half-way call by more than this (KiB).
   long soak_max_growth_kib = 4096;

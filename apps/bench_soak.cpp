@@ -59,6 +59,12 @@ struct SoakCall {
   bool in_place_requested = false;
   bool nonblocking = false;
   uint64_t data_seed = 0;
+  // --soak-p2p: instead of a collective, a ring exchange: each rank sends
+  // `args.count` int32 to the next rank and receives from the previous one,
+  // both non-blocking, with this tag (from any source where any_source).
+  bool ring = false;
+  int tag = 0;
+  bool any_source = false;
 };
 
 // Message sizes log-uniform from 0 to max_bytes, so that small, medium and
@@ -70,6 +76,23 @@ uint64_t random_bytes(SharedRandom& rng, uint64_t max_bytes) {
   if (e == 0) return 0;
   const uint64_t lo = uint64_t{1} << (e - 1);
   return std::min(max_bytes, lo + rng.next() % lo);
+}
+
+// A ring exchange of up to 64 KiB.
+SoakCall draw_ring(SharedRandom& rng) {
+  SoakCall call;
+  call.ring = true;
+  call.args.dtype = Datatype::Int32;
+  call.args.count = random_bytes(rng, 64 << 10) / 4;
+  call.tag = static_cast<int>(rng.below(1000));
+  call.any_source = rng.coin();
+  call.data_seed = rng.next();
+  return call;
+}
+
+// Element k of what `from` sends in a ring exchange.
+int32_t ring_value(const SoakCall& call, int from, size_t k) {
+  return static_cast<int32_t>(testing::mix(call.data_seed + static_cast<uint64_t>(from) * 1000003 + k));
 }
 
 SoakCall draw_call(SharedRandom& rng, int nranks, uint64_t max_bytes) {
@@ -111,13 +134,34 @@ struct CheckedCall {
   Bytes want;
   std::unique_ptr<testing::UserBuffers> bufs;
   tutti_request_t request = nullptr;
+  // A ring exchange: the send's request, and the buffers.
+  tutti_request_t send_request = nullptr;
+  std::vector<int32_t> ring_send, ring_recv;
   CallResult result;
 };
+
+// A ring exchange's start (--soak-p2p): the receive first, then the send.
+void start_ring(tutti_comm_t comm, int rank, int nranks, CheckedCall& c) {
+  const SoakCall& call = c.call;
+  const size_t n = call.args.count;
+  const int next = (rank + 1) % nranks, previous = (rank + nranks - 1) % nranks;
+  c.ring_send.resize(n);
+  for (size_t k = 0; k < n; ++k) c.ring_send[k] = ring_value(call, rank, k);
+  c.ring_recv.assign(n, -1);
+  int st = call.any_source ? tutti_irecv_from(c.ring_recv.data(), n, TUTTI_INT32, TUTTI_ANY_SOURCE,
+                                              call.tag, comm, nullptr, &c.request)
+                           : tutti_irecv(c.ring_recv.data(), n, TUTTI_INT32, previous, call.tag,
+                                         comm, &c.request);
+  if (st == TUTTI_SUCCESS)
+    st = tutti_isend(c.ring_send.data(), n, TUTTI_INT32, next, call.tag, comm, &c.send_request);
+  if (st != TUTTI_SUCCESS) c.result.error = str(tutti_strerror(st), ": ", tutti_last_error());
+}
 
 // Lays out `c.call` on this rank and starts it: a blocking call returns
 // done, a non-blocking one leaves its request in `c` for finish().
 void start(tutti_comm_t comm, int rank, int nranks, CheckedCall& c) {
   const SoakCall& call = c.call;
+  if (call.ring) return start_ring(comm, rank, nranks, c);
   const int p = nranks;
   // alltoallv: every rank's layout (rank q's counts depend on q), with
   // counts averaging the drawn count.
@@ -155,14 +199,21 @@ void start(tutti_comm_t comm, int rank, int nranks, CheckedCall& c) {
 }
 
 // Completes `c` (waits for its request) and checks its result.
-void finish(CheckedCall& c) {
+void finish(CheckedCall& c, int rank, int nranks) {
   if (!c.result.error.empty()) return;
-  if (c.request) {
-    const int st = tutti_wait(&c.request);
+  for (tutti_request_t* req : {&c.request, &c.send_request}) {
+    if (!*req) continue;
+    const int st = tutti_wait(req);
     if (st != TUTTI_SUCCESS) {
       c.result.error = str(tutti_strerror(st), ": ", tutti_last_error());
       return;
     }
+  }
+  if (c.call.ring) {
+    const int previous = (rank + nranks - 1) % nranks;
+    for (size_t k = 0; k < c.ring_recv.size(); ++k)
+      c.result.wrong += c.ring_recv[k] != ring_value(c.call, previous, k);
+    return;
   }
   c.result.wrong = testing::count_wrong(c.bufs->output(), c.want, c.mine.dtype);
 }
@@ -171,13 +222,14 @@ CallResult run_checked(tutti_comm_t comm, int rank, int nranks, const SoakCall& 
   CheckedCall c;
   c.call = call;
   start(comm, rank, nranks, c);
-  finish(c);
+  finish(c, rank, nranks);
   return c.result;
 }
 
 // What the calls so far got wrong, the same on every rank.
 struct SoakTally {
   long wrong_elements = 0, wrong_calls = 0, failed_calls = 0;
+  long ring_exchanges = 0;  // --soak-p2p
 };
 
 // Agrees on one call's outcome across the ranks and counts it; the rank
@@ -186,13 +238,19 @@ void count_outcome(const CallResult& r, const SoakCall& call, int rank, const st
                    SoakTally& tally) {
   long outcome[2] = {r.wrong, r.error.empty() ? 0 : 1};
   MPI_Allreduce(MPI_IN_PLACE, outcome, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (!r.error.empty() || r.wrong > 0)
+  if (call.ring && (!r.error.empty() || r.wrong > 0))
+    std::fprintf(stderr, "soak %s on rank %d: ring exchange of %zu int32, tag %d%s: %s\n",
+                 what.c_str(), rank, call.args.count, call.tag,
+                 call.any_source ? ", received from any source" : "",
+                 r.error.empty() ? str(r.wrong, " wrong elements").c_str() : r.error.c_str());
+  else if (!r.error.empty() || r.wrong > 0)
     std::fprintf(stderr, "soak %s on rank %d: %s algorithm=%s%s%s: %s\n", what.c_str(), rank,
                  describe(args_of_rank(call, rank)).c_str(),
                  call.algorithm.empty() ? "auto" : call.algorithm.c_str(),
                  call.nonblocking ? " nonblocking" : "", call.in_place_requested ? " in-place" : "",
                  r.error.empty() ? str(r.wrong, " wrong elements").c_str() : r.error.c_str());
   tally.wrong_elements += outcome[0];
+  if (call.ring) ++tally.ring_exchanges;
   if (outcome[0] > 0) ++tally.wrong_calls;
   if (outcome[1] > 0) ++tally.failed_calls;
 }
@@ -271,10 +329,11 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   std::vector<std::unique_ptr<char[]>> leaked;  // --soak-leak
   if (print)
     std::printf("# tutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu,"
-                " %ld at a time, %zu communicator(s)%s\n",
+                " %ld at a time, %zu communicator(s)%s%s\n",
                 o.soak_calls, nranks, static_cast<unsigned long long>(o.max_bytes),
                 static_cast<unsigned long long>(o.soak_seed), o.soak_window, comms.size(),
-                o.soak_groups ? ", half the windows grouped" : "");
+                o.soak_groups ? ", half the windows grouped" : "",
+                o.soak_p2p ? ", one call in eight a ring exchange" : "");
   const double t0 = MPI_Wtime();
   long warm_up_calls = 0;
   for (tutti_comm_t each : comms) warm_up_calls += warm_up(each, rank, nranks, o.max_bytes, tally);
@@ -300,7 +359,8 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       if (grouped && tutti_group_start() != TUTTI_SUCCESS)
         std::fprintf(stderr, "soak: tutti_group_start: %s\n", tutti_last_error());
       for (CheckedCall& c : window) {
-        c.call = draw_call(rng, nranks, o.max_bytes);
+        // --soak-p2p: one call in eight a ring exchange.
+        c.call = o.soak_p2p && rng.below(8) == 0 ? draw_ring(rng) : draw_call(rng, nranks, o.max_bytes);
         if (comms.size() > 1) c.comm_index = rng.below(comms.size());
         start(comms[c.comm_index], rank, nranks, c);
       }
@@ -312,7 +372,7 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
               c.result.error = str("tutti_group_end: ", tutti_strerror(st), ": ", tutti_last_error());
       }
       for (size_t k = 0; k < window.size(); ++k)
-        finish(window[(k + static_cast<size_t>(rank)) % window.size()]);
+        finish(window[(k + static_cast<size_t>(rank)) % window.size()], rank, nranks);
       std::reverse(window.begin(), window.end());  // checked from the back
     }
     const CheckedCall c = std::move(window.back());
@@ -356,6 +416,7 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
     if (grew)
       std::printf("# memory grew by %ld KiB in the second half, over the limit of %ld KiB\n",
                   growth, o.soak_max_growth_kib);
+    if (o.soak_p2p) std::printf("# of which ring exchanges: %ld\n", tally.ring_exchanges);
     std::printf("# %s: %ld calls in %.1f s, %ld wrong elements in %ld calls, %ld failed calls\n",
                 failed ? "FAILED" : "Checked", o.soak_calls, MPI_Wtime() - t0,
                 tally.wrong_elements, tally.wrong_calls, tally.failed_calls);
