@@ -174,6 +174,13 @@ int tutti_test(tutti_request_t *req, int *done); /* frees and sets *req = NULL o
  * later receive takes the message it waited for); any other call that timed
  * out leaves the communicator failed (later calls: TUTTI_ERR_TRANSPORT). */
 int tutti_wait_timeout(tutti_request_t *req, double seconds);
+/* One round of progress on the operations in flight on every communicator,
+ * for another library's progress engine (libtutti-mpi calls it from Open
+ * MPI's, so that a rank blocked in the MPI library still does its part of
+ * tutti's non-blocking calls). *events (if not NULL) is set to how many
+ * events it found. Does nothing where more than one thread has called tutti
+ * in this process, or when called from inside a tutti call. */
+int tutti_progress(int *events);
 
 /* ---- grouped calls (NCCL's model) ---------------------------------------- */
 /* Calls made on this thread between tutti_group_start and tutti_group_end

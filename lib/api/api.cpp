@@ -22,7 +22,7 @@ namespace {
 // Runs `body`, turning exceptions into status codes and last-error text.
 template <typename Body>
 int guarded(Body&& body) {
-  progress_elsewhere::note_thread();  // before the call may touch a communicator
+  const progress_elsewhere::ApiCall call;  // before the call may touch a communicator
   try {
     clear_last_error();
     return body();
@@ -704,6 +704,15 @@ int tutti_wait_timeout(tutti_request_t* req, double seconds) {
   if (!(seconds >= 0))
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, "tutti_wait_timeout: seconds must be >= 0");
   return wait_request(req, seconds, "tutti_wait_timeout");
+}
+
+int tutti_progress(int* events) {
+  return guarded([&] {
+    const int found =
+        progress_elsewhere::nested_call() ? 0 : progress_elsewhere::progress_others(nullptr);
+    if (events) *events = found;
+    return TUTTI_SUCCESS;
+  });
 }
 
 int tutti_test(tutti_request_t* req, int* done) {

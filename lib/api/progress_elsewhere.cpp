@@ -18,21 +18,29 @@ namespace {
 // the pass and waits for it (as in Dekker's algorithm).
 std::atomic<int> g_threads{0};
 std::atomic<bool> g_passing{false};
-thread_local bool t_counted = false;
+thread_local struct {
+  bool counted = false;
+  int depth = 0;  // tutti calls this thread is in
+} t_thread;
 
 std::mutex g_mutex;  // guards g_comms
 std::vector<Comm*> g_comms;
 
 }  // namespace
 
-void note_thread() {
-  if (t_counted) [[likely]]
+ApiCall::ApiCall() {
+  ++t_thread.depth;
+  if (t_thread.counted) [[likely]]
     return;
-  t_counted = true;
+  t_thread.counted = true;
   g_threads.fetch_add(1);
   while (g_passing.load()) {
   }
 }
+
+ApiCall::~ApiCall() { --t_thread.depth; }
+
+bool nested_call() { return t_thread.depth > 1; }
 
 void add(Comm* comm) {
   const std::lock_guard<std::mutex> lock(g_mutex);

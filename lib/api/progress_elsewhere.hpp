@@ -18,9 +18,19 @@ class Comm;
 
 namespace progress_elsewhere {
 
-// Every API call: counts the threads that have called tutti (one
-// thread-local check once counted).
-void note_thread();
+// Held by every API call: counts the threads that have called tutti (one
+// thread-local check once counted) and how deep this thread is in tutti's
+// calls (tutti_progress from inside one, through the MPI library's progress
+// engine, must not progress what that call is progressing).
+class ApiCall {
+ public:
+  ApiCall();
+  ~ApiCall();
+  ApiCall(const ApiCall&) = delete;
+  ApiCall& operator=(const ApiCall&) = delete;
+};
+// Whether this thread is inside more than one tutti call (the one asking).
+bool nested_call();
 // A communicator's life: only registered ones are progressed from others.
 void add(Comm* comm);
 void remove(Comm* comm);

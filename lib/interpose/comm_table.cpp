@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "interpose/guard.hpp"
+#include "interpose/progress_hook.hpp"
 
 namespace tutti::interpose {
 namespace {
@@ -75,6 +76,7 @@ Entry* create_entry(MPI_Comm comm) {
   if (entry->reason == Pass::count_) {
     InsideTutti inside;
     int rc = tutti_comm_create(comm, &entry->tutti);
+    if (rc == TUTTI_SUCCESS) hook_progress();
     if (rc != TUTTI_SUCCESS) {
       std::fprintf(stderr, "tutti-mpi: tutti_comm_create failed (%s: %s); this communicator's "
                    "collectives go to MPI\n", tutti_strerror(rc), tutti_last_error());

@@ -8,6 +8,7 @@
 #include "interpose/comm_table.hpp"
 #include "interpose/errors.hpp"
 #include "interpose/guard.hpp"
+#include "interpose/progress_hook.hpp"
 #include "interpose/stats.hpp"
 
 using namespace tutti::interpose;
@@ -19,6 +20,7 @@ extern "C" {
 int MPI_Finalize(void) {
   if (!inside_tutti()) {
     report_stats();
+    unhook_progress();
     destroy_all_communicators();
   }
   return PMPI_Finalize();

@@ -204,6 +204,8 @@ int report_some(const std::vector<Ours>& ours, int outcount, const int indices[]
 
 }  // namespace
 
+bool tutti_requests_outstanding() { return outstanding.load(std::memory_order_relaxed) > 0; }
+
 int wrap_tutti_request(MPI_Comm comm, tutti_request_t started, std::shared_ptr<void> keep,
                        MPI_Request* request) {
   auto* p = new Pending{MPI_REQUEST_NULL, comm, started, TUTTI_SUCCESS, false, std::move(keep)};

@@ -20,4 +20,8 @@ namespace tutti::interpose {
 int wrap_tutti_request(MPI_Comm comm, tutti_request_t started, std::shared_ptr<void> keep,
                        MPI_Request* request);
 
+// Whether any request wrap_tutti_request made is not yet freed (one
+// relaxed atomic load).
+bool tutti_requests_outstanding();
+
 }  // namespace tutti::interpose
