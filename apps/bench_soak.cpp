@@ -90,6 +90,10 @@ SoakCall draw_ring(SharedRandom& rng) {
   return call;
 }
 
+// The ranks a ring exchange sends to and receives from.
+int next_rank(int rank, int nranks) { return (rank + 1) % nranks; }
+int previous_rank(int rank, int nranks) { return (rank + nranks - 1) % nranks; }
+
 // Element k of what `from` sends in a ring exchange.
 int32_t ring_value(const SoakCall& call, int from, size_t k) {
   return static_cast<int32_t>(testing::mix(call.data_seed + static_cast<uint64_t>(from) * 1000003 + k));
@@ -144,7 +148,7 @@ struct CheckedCall {
 void start_ring(tutti_comm_t comm, int rank, int nranks, CheckedCall& c) {
   const SoakCall& call = c.call;
   const size_t n = call.args.count;
-  const int next = (rank + 1) % nranks, previous = (rank + nranks - 1) % nranks;
+  const int next = next_rank(rank, nranks), previous = previous_rank(rank, nranks);
   c.ring_send.resize(n);
   for (size_t k = 0; k < n; ++k) c.ring_send[k] = ring_value(call, rank, k);
   c.ring_recv.assign(n, -1);
@@ -210,7 +214,7 @@ void finish(CheckedCall& c, int rank, int nranks) {
     }
   }
   if (c.call.ring) {
-    const int previous = (rank + nranks - 1) % nranks;
+    const int previous = previous_rank(rank, nranks);
     for (size_t k = 0; k < c.ring_recv.size(); ++k)
       c.result.wrong += c.ring_recv[k] != ring_value(c.call, previous, k);
     return;
@@ -238,17 +242,17 @@ void count_outcome(const CallResult& r, const SoakCall& call, int rank, const st
                    SoakTally& tally) {
   long outcome[2] = {r.wrong, r.error.empty() ? 0 : 1};
   MPI_Allreduce(MPI_IN_PLACE, outcome, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (call.ring && (!r.error.empty() || r.wrong > 0))
-    std::fprintf(stderr, "soak %s on rank %d: ring exchange of %zu int32, tag %d%s: %s\n",
-                 what.c_str(), rank, call.args.count, call.tag,
-                 call.any_source ? ", received from any source" : "",
+  if (!r.error.empty() || r.wrong > 0) {
+    const std::string which =
+        call.ring ? str("ring exchange of ", call.args.count, " int32, tag ", call.tag,
+                        call.any_source ? ", received from any source" : "")
+                  : str(describe(args_of_rank(call, rank)), " algorithm=",
+                        call.algorithm.empty() ? "auto" : call.algorithm,
+                        call.nonblocking ? " nonblocking" : "",
+                        call.in_place_requested ? " in-place" : "");
+    std::fprintf(stderr, "soak %s on rank %d: %s: %s\n", what.c_str(), rank, which.c_str(),
                  r.error.empty() ? str(r.wrong, " wrong elements").c_str() : r.error.c_str());
-  else if (!r.error.empty() || r.wrong > 0)
-    std::fprintf(stderr, "soak %s on rank %d: %s algorithm=%s%s%s: %s\n", what.c_str(), rank,
-                 describe(args_of_rank(call, rank)).c_str(),
-                 call.algorithm.empty() ? "auto" : call.algorithm.c_str(),
-                 call.nonblocking ? " nonblocking" : "", call.in_place_requested ? " in-place" : "",
-                 r.error.empty() ? str(r.wrong, " wrong elements").c_str() : r.error.c_str());
+  }
   tally.wrong_elements += outcome[0];
   if (call.ring) ++tally.ring_exchanges;
   if (outcome[0] > 0) ++tally.wrong_calls;

@@ -76,8 +76,9 @@ Entry* create_entry(MPI_Comm comm) {
   if (entry->reason == Pass::count_) {
     InsideTutti inside;
     int rc = tutti_comm_create(comm, &entry->tutti);
-    if (rc == TUTTI_SUCCESS) hook_progress();
-    if (rc != TUTTI_SUCCESS) {
+    if (rc == TUTTI_SUCCESS) {
+      hook_progress();
+    } else {
       std::fprintf(stderr, "tutti-mpi: tutti_comm_create failed (%s: %s); this communicator's "
                    "collectives go to MPI\n", tutti_strerror(rc), tutti_last_error());
       entry->tutti = nullptr;
