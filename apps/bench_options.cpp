@@ -66,6 +66,9 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
                        them                                                 [1]
   --soak-comms K       the soak's calls go to K communicators over the same
                        ranks (each call's drawn at random)                  [1]
+  --soak-split         two more communicators over parts of the ranks: the
+                       even and the odd ranks (a call drawn for it runs on
+                       both halves), and every rank but the last
   --soak-groups        half the soak's windows, drawn at random, run as one
                        group each (tutti_group_start/end)
   --soak-p2p           one soak call in eight is a ring exchange: isend to the
@@ -155,6 +158,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.soak_calls = parse_int(value(), arg, 1, 1000000000);
     } else if (arg == "--soak-comms") {
       o.soak_comms = parse_int(value(), arg, 1, 8);
+    } else if (arg == "--soak-split") {
+      o.soak_split = true;
     } else if (arg == "--soak-p2p") {
       o.soak_p2p = true;
     } else if (arg == "--soak-groups") {

@@ -53,6 +53,9 @@ struct BenchOptions {
   // --soak-comms K: the soak's calls go to K communicators over the same
   // ranks, each call's drawn at random.
   long soak_comms = 1;
+  // --soak-split: two more communicators over parts of the ranks: one per
+  // parity of the rank, and every rank but the last.
+  bool soak_split = false;
   // --soak-groups: half the soak's windows run as one group each.
   bool soak_groups = false;
   // --soak-p2p: one soak call in eight is a ring exchange (tutti_isend /

@@ -52,6 +52,14 @@ class SharedRandom {
   uint64_t state_;
 };
 
+// One of the soak's communicators as this rank sees it: `comm` is null
+// where this rank is not a member (--soak-split), and then it skips the
+// calls drawn for it.
+struct SoakComm {
+  tutti_comm_t comm = nullptr;
+  int rank = -1, nranks = 0;
+};
+
 // One soak call, as every rank sees it.
 struct SoakCall {
   CollArgs args;           // this rank's
@@ -162,8 +170,12 @@ void start_ring(tutti_comm_t comm, int rank, int nranks, CheckedCall& c) {
 }
 
 // Lays out `c.call` on this rank and starts it: a blocking call returns
-// done, a non-blocking one leaves its request in `c` for finish().
-void start(tutti_comm_t comm, int rank, int nranks, CheckedCall& c) {
+// done, a non-blocking one leaves its request in `c` for finish(). A rank
+// outside the call's communicator does nothing.
+void start(const SoakComm& on, CheckedCall& c) {
+  if (!on.comm) return;
+  tutti_comm_t comm = on.comm;
+  const int rank = on.rank, nranks = on.nranks;
   const SoakCall& call = c.call;
   if (call.ring) return start_ring(comm, rank, nranks, c);
   const int p = nranks;
@@ -203,8 +215,9 @@ void start(tutti_comm_t comm, int rank, int nranks, CheckedCall& c) {
 }
 
 // Completes `c` (waits for its request) and checks its result.
-void finish(CheckedCall& c, int rank, int nranks) {
-  if (!c.result.error.empty()) return;
+void finish(const SoakComm& on, CheckedCall& c) {
+  if (!on.comm || !c.result.error.empty()) return;
+  const int rank = on.rank, nranks = on.nranks;
   for (tutti_request_t* req : {&c.request, &c.send_request}) {
     if (!*req) continue;
     const int st = tutti_wait(req);
@@ -222,11 +235,11 @@ void finish(CheckedCall& c, int rank, int nranks) {
   c.result.wrong = testing::count_wrong(c.bufs->output(), c.want, c.mine.dtype);
 }
 
-CallResult run_checked(tutti_comm_t comm, int rank, int nranks, const SoakCall& call) {
+CallResult run_checked(const SoakComm& on, const SoakCall& call) {
   CheckedCall c;
   c.call = call;
-  start(comm, rank, nranks, c);
-  finish(c, rank, nranks);
+  start(on, c);
+  finish(on, c);
   return c.result;
 }
 
@@ -264,7 +277,8 @@ void count_outcome(const CallResult& r, const SoakCall& call, int rank, const st
 // cached schedules, UCX's pools and the allocator's thresholds reach their
 // high-water marks here, so that what grows later grows with the call
 // count. Returns the number of calls; failures count as in the soak.
-long warm_up(tutti_comm_t comm, int rank, int nranks, uint64_t max_bytes, SoakTally& tally) {
+long warm_up(const SoakComm& on, uint64_t max_bytes, SoakTally& tally) {
+  const int nranks = std::max(on.nranks, 1);
   long calls = 0;
   for (size_t c = 0; c < kNumCollectives; ++c) {
     SoakCall call;
@@ -284,7 +298,7 @@ long warm_up(tutti_comm_t comm, int rank, int nranks, uint64_t max_bytes, SoakTa
         call.in_place_requested = can_be_in_place && (variant & 1);
         call.nonblocking = variant & 2;
         call.data_seed = static_cast<uint64_t>(++calls);
-        count_outcome(run_checked(comm, rank, nranks, call), call, rank, "warm-up", tally);
+        count_outcome(run_checked(on, call), call, on.rank, "warm-up", tally);
       }
   }
   return calls;
@@ -302,23 +316,49 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   SharedRandom rng(o.soak_seed);
   // --soak-comms: more communicators over the same ranks, each call on one
   // drawn at random; a rank waiting on one then owes its peers progress on
-  // the others.
-  std::vector<tutti_comm_t> comms{comm};
+  // the others. --soak-split: two more over parts of the ranks.
+  std::vector<SoakComm> comms{{comm, rank, nranks}};
   struct Destroy {
-    std::vector<tutti_comm_t>& comms;
+    std::vector<SoakComm>& comms;
+    std::vector<MPI_Comm> mpi_comms;
     ~Destroy() {
-      for (size_t k = 1; k < comms.size(); ++k) tutti_comm_destroy(comms[k]);
+      for (size_t k = 1; k < comms.size(); ++k)
+        if (comms[k].comm) tutti_comm_destroy(comms[k].comm);
+      for (MPI_Comm& mpi : mpi_comms) MPI_Comm_free(&mpi);
     }
-  } destroy{comms};
-  for (long k = 1; k < o.soak_comms; ++k) {
-    tutti_comm_t more = nullptr;
-    const int st = tutti_comm_create(MPI_COMM_WORLD, &more);
-    if (st != TUTTI_SUCCESS) {
-      std::fprintf(stderr, "soak: tutti_comm_create: %s: %s\n", tutti_strerror(st),
-                   tutti_last_error());
-      return 1;
+  } destroy{comms, {}};
+  // A communicator over the ranks of `mpi`, or a place holder where this
+  // rank is not in it (MPI_COMM_NULL).
+  auto add_comm = [&](MPI_Comm mpi) {
+    SoakComm more;
+    if (mpi != MPI_COMM_NULL) {
+      MPI_Comm_rank(mpi, &more.rank);
+      MPI_Comm_size(mpi, &more.nranks);
+      const int st = tutti_comm_create(mpi, &more.comm);
+      if (st != TUTTI_SUCCESS) {
+        std::fprintf(stderr, "soak: tutti_comm_create: %s: %s\n", tutti_strerror(st),
+                     tutti_last_error());
+        return false;
+      }
     }
     comms.push_back(more);
+    return true;
+  };
+  for (long k = 1; k < o.soak_comms; ++k)
+    if (!add_comm(MPI_COMM_WORLD)) return 1;
+  if (o.soak_split) {
+    // One per parity of the rank (every rank in one of the two: a call drawn
+    // for it runs on both halves at once), and one of every rank but the
+    // last (which skips the calls drawn for it).
+    MPI_Comm halves = MPI_COMM_NULL, all_but_last = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &halves);
+    destroy.mpi_comms.push_back(halves);
+    if (!add_comm(halves)) return 1;
+    if (nranks > 1) {
+      MPI_Comm_split(MPI_COMM_WORLD, rank < nranks - 1 ? 0 : MPI_UNDEFINED, rank, &all_but_last);
+      if (all_but_last != MPI_COMM_NULL) destroy.mpi_comms.push_back(all_but_last);
+      if (!add_comm(all_but_last)) return 1;
+    }
   }
   const long rss_start = max_over_ranks(resident_kib());
   // Scratch buffers and cached schedules grow until every kind of call has
@@ -333,14 +373,15 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   std::vector<std::unique_ptr<char[]>> leaked;  // --soak-leak
   if (print)
     std::printf("# tutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu,"
-                " %ld at a time, %zu communicator(s)%s%s\n",
+                " %ld at a time, %zu communicator(s)%s%s%s\n",
                 o.soak_calls, nranks, static_cast<unsigned long long>(o.max_bytes),
                 static_cast<unsigned long long>(o.soak_seed), o.soak_window, comms.size(),
+                o.soak_split ? " (two over parts of the ranks)" : "",
                 o.soak_groups ? ", half the windows grouped" : "",
                 o.soak_p2p ? ", one call in eight a ring exchange" : "");
   const double t0 = MPI_Wtime();
   long warm_up_calls = 0;
-  for (tutti_comm_t each : comms) warm_up_calls += warm_up(each, rank, nranks, o.max_bytes, tally);
+  for (const SoakComm& each : comms) warm_up_calls += warm_up(each, o.max_bytes, tally);
   if (print)
     std::printf("# warm-up: %ld calls (every algorithm at %llu bytes), resident %ld KiB\n",
                 warm_up_calls, static_cast<unsigned long long>(o.max_bytes),
@@ -363,10 +404,14 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       if (grouped && tutti_group_start() != TUTTI_SUCCESS)
         std::fprintf(stderr, "soak: tutti_group_start: %s\n", tutti_last_error());
       for (CheckedCall& c : window) {
-        // --soak-p2p: one call in eight a ring exchange.
-        c.call = o.soak_p2p && rng.below(8) == 0 ? draw_ring(rng) : draw_call(rng, nranks, o.max_bytes);
+        // The communicator first: the call is drawn for its ranks (the
+        // same random numbers on every rank, whatever its size).
         if (comms.size() > 1) c.comm_index = rng.below(comms.size());
-        start(comms[c.comm_index], rank, nranks, c);
+        const SoakComm& on = comms[c.comm_index];
+        // --soak-p2p: one call in eight a ring exchange.
+        c.call = o.soak_p2p && rng.below(8) == 0 ? draw_ring(rng)
+                                                 : draw_call(rng, std::max(on.nranks, 1), o.max_bytes);
+        start(on, c);
       }
       if (grouped) {
         const int st = tutti_group_end();
@@ -375,14 +420,16 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
             if (c.result.error.empty())
               c.result.error = str("tutti_group_end: ", tutti_strerror(st), ": ", tutti_last_error());
       }
-      for (size_t k = 0; k < window.size(); ++k)
-        finish(window[(k + static_cast<size_t>(rank)) % window.size()], rank, nranks);
+      for (size_t k = 0; k < window.size(); ++k) {
+        CheckedCall& c = window[(k + static_cast<size_t>(rank)) % window.size()];
+        finish(comms[c.comm_index], c);
+      }
       std::reverse(window.begin(), window.end());  // checked from the back
     }
     const CheckedCall c = std::move(window.back());
     window.pop_back();
     const SoakCall& call = c.call;
-    count_outcome(c.result, call, rank,
+    count_outcome(c.result, call, comms[c.comm_index].rank,
                   comms.size() > 1 ? str("call ", i, " on communicator ", c.comm_index)
                                    : str("call ", i),
                   tally);

@@ -22,10 +22,20 @@ MpiTransport::MpiTransport(MPI_Comm comm) {
   check_mpi(MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &nranks_), "MPI_Comm_size");
+  // MPI_TAG_UB is an attribute of MPI_COMM_WORLD (MPI 4.0, 7.1), valid on
+  // every communicator but not found on all: Open MPI has it on the world's
+  // duplicates, not on a split's. Read from `comm`, a split's 32767 kept only
+  // the message index of a tag, so two collectives in flight between the
+  // same pair matched each other's messages (soak --soak-split).
   int* ub = nullptr;
   int flag = 0;
-  check_mpi(MPI_Comm_get_attr(comm, MPI_TAG_UB, &ub, &flag), "MPI_Comm_get_attr(MPI_TAG_UB)");
+  check_mpi(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag),
+            "MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB)");
   if (flag && ub) tag_ub_ = *ub;
+  if (static_cast<Tag>(tag_ub_) + 1 < (Tag{1} << (kTagIndexBits + 4)) && rank_ == 0)
+    log_line(rank_, str("MPI transport: MPI_TAG_UB ", tag_ub_, " keeps fewer than 4 bits of a",
+                        " collective's number in its tags; more than a few non-blocking",
+                        " collectives in flight at once may match each other's messages"));
 }
 
 MpiTransport::~MpiTransport() {
@@ -44,8 +54,10 @@ void MpiTransport::map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const {
     return;
   }
   // Collective tags are 40 bits; MPI guarantees only 15. Keep the message
-  // index whole and as many low bits of the sequence number as fit: a clash
-  // needs that many collectives outstanding at once between the same pair.
+  // index whole and as many low bits of the sequence number as fit (11 with
+  // Open MPI's 2^31 - 1): a clash needs that many collectives outstanding at
+  // once between the same pair. An MPI whose bound leaves fewer than 4 bits
+  // is named at creation (below).
   *comm = coll_comm_;
   *mpi_tag = static_cast<int>(tag % (static_cast<Tag>(tag_ub_) + 1));
 }
