@@ -339,8 +339,10 @@ class Comm {
   bool aborted_ = false;  // here or by another rank's notice
   std::unique_ptr<FlightRecorder> recorder_;  // TUTTI_TRACE only
   // From now on every call fails fast with `why` (a timeout, an abort, a
-  // transport failure).
+  // transport failure). The first cause stays: a later call that failed
+  // because of it would wrap it in one more "failed earlier: " each time.
   void mark_failed(const std::string& why) {
+    if (failed_) return;
     failed_ = true;
     failure_ = why;
   }

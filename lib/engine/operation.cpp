@@ -7,6 +7,7 @@ std::string OpLabel::to_string() const {
   if (kind == "receive")
     return peer == kAnySource ? str("receive from any rank tag ", tag)
                               : str("receive from rank ", peer, " tag ", tag);
+  if (algorithm.empty()) return std::string(kind);  // never numbered (a call that could not start)
   return str(kind, " #", seq, " (", algorithm, ")");
 }
 
