@@ -235,11 +235,22 @@ void finish(const SoakComm& on, CheckedCall& c) {
   c.result.wrong = testing::count_wrong(c.bufs->output(), c.want, c.mine.dtype);
 }
 
+// The buffers of calls that failed: a call that timed out in the MPI
+// library's own collective (`mpi`) is left to MPI, which may still write
+// them (docs/RELIABILITY.md), so a failing soak keeps them to report its
+// failures instead of corrupting its heap.
+std::vector<std::unique_ptr<testing::UserBuffers>> g_kept_after_failure;
+
+void keep_if_failed(CheckedCall& c) {
+  if (!c.result.error.empty() && c.bufs) g_kept_after_failure.push_back(std::move(c.bufs));
+}
+
 CallResult run_checked(const SoakComm& on, const SoakCall& call) {
   CheckedCall c;
   c.call = call;
   start(on, c);
   finish(on, c);
+  keep_if_failed(c);
   return c.result;
 }
 
@@ -426,8 +437,9 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       }
       std::reverse(window.begin(), window.end());  // checked from the back
     }
-    const CheckedCall c = std::move(window.back());
+    CheckedCall c = std::move(window.back());
     window.pop_back();
+    keep_if_failed(c);
     const SoakCall& call = c.call;
     count_outcome(c.result, call, comms[c.comm_index].rank,
                   comms.size() > 1 ? str("call ", i, " on communicator ", c.comm_index)
