@@ -214,13 +214,33 @@ void start(const SoakComm& on, CheckedCall& c) {
   if (st != TUTTI_SUCCESS) c.result.error = str(tutti_strerror(st), ": ", tutti_last_error());
 }
 
-// Completes `c` (waits for its request) and checks its result.
+// Completes a request: the even ranks wait for it, the odd ones poll it
+// with tutti_test, as MPI programs poll MPI_Test (a poll must progress the
+// other calls in flight as a wait does). A poll that has not completed after
+// kPollSeconds is a hang: reported, then waited for.
+int complete(tutti_request_t* req, int rank) {
+  constexpr double kPollSeconds = 120;
+  if (rank % 2 == 0) return tutti_wait(req);
+  const double give_up = MPI_Wtime() + kPollSeconds;
+  int done = 0;
+  while (!done && MPI_Wtime() < give_up) {
+    const int st = tutti_test(req, &done);
+    if (st != TUTTI_SUCCESS) return st;
+  }
+  if (done) return TUTTI_SUCCESS;
+  std::fprintf(stderr, "soak: rank %d polled a request with tutti_test for %.0f s\n", rank,
+               kPollSeconds);
+  tutti_wait(req);
+  return TUTTI_ERR_TIMEOUT;
+}
+
+// Completes `c` (waits for its request, or polls it) and checks its result.
 void finish(const SoakComm& on, CheckedCall& c) {
   if (!on.comm || !c.result.error.empty()) return;
   const int rank = on.rank, nranks = on.nranks;
   for (tutti_request_t* req : {&c.request, &c.send_request}) {
     if (!*req) continue;
-    const int st = tutti_wait(req);
+    const int st = complete(req, rank);
     if (st != TUTTI_SUCCESS) {
       c.result.error = str(tutti_strerror(st), ": ", tutti_last_error());
       return;

@@ -728,8 +728,12 @@ int tutti_test(tutti_request_t* req, int* done) {
       return TUTTI_SUCCESS;
     }
     tutti_request* r = *req;
-    r->comm().progress();
+    const int events = r->comm().progress();
     if (!r->op->finished()) {
+      // A poll that found its own communicator idle does this rank's part
+      // of the calls in flight on the others, as a wait does: a program
+      // polling this request may be what a peer waits on over there.
+      if (events == 0) progress_elsewhere::progress_others(&r->comm());
       r->comm().poll_remote_abort();
       return TUTTI_SUCCESS;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "api/comm.hpp"
@@ -34,8 +35,9 @@ ApiCall::ApiCall() {
     return;
   t_thread.counted = true;
   g_threads.fetch_add(1);
-  while (g_passing.load()) {
-  }
+  // A pass is one non-blocking progress() per communicator: bounded. Yield
+  // meanwhile, since the passing thread may share this core.
+  while (g_passing.load()) std::this_thread::yield();
 }
 
 ApiCall::~ApiCall() { --t_thread.depth; }

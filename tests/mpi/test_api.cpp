@@ -87,6 +87,39 @@ TEST_CASE("a blocking call on one communicator progresses the calls in flight on
   CHECK(tutti_comm_destroy(b) == TUTTI_SUCCESS);
 }
 
+// The same with the barrier non-blocking and polled by tutti_test, as an
+// MPI program polls MPI_Test: a poll that found its own call idle must
+// progress the others too (MPI's progress rule), or rank 0 polls for ever
+// (tutti_test has no timeout of its own). Given 20 s here; then the root
+// waits for its ibcast, which lets the others reach the barrier.
+TEST_CASE("polling a call with tutti_test progresses the calls in flight on another communicator",
+          "[api]") {
+  const int me = world_rank();
+  tutti_comm_t b = nullptr;
+  REQUIRE(all_ranks(tutti_comm_create(MPI_COMM_WORLD, &b) == TUTTI_SUCCESS));
+  const size_t count = size_t{4} << 20;
+  std::vector<int32_t> data(count, me == 0 ? 7 : 0);
+  tutti_request_t req = nullptr, barrier = nullptr;
+  int st = tutti_ibcast(data.data(), count, TUTTI_INT32, 0, b, &req);
+  bool polled_to_the_end = true;
+  if (me == 0) {
+    if (st == TUTTI_SUCCESS) st = tutti_ibarrier(world(), &barrier);
+    const double give_up = MPI_Wtime() + 20;
+    int done = 0;
+    while (st == TUTTI_SUCCESS && !done && MPI_Wtime() < give_up) st = tutti_test(&barrier, &done);
+    polled_to_the_end = st != TUTTI_SUCCESS || done;
+    if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
+    if (st == TUTTI_SUCCESS) st = tutti_wait(&barrier);  // done already where the poll ended it
+  } else {
+    if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
+    if (st == TUTTI_SUCCESS) st = tutti_barrier(world());
+  }
+  INFO(tutti_last_error());
+  CHECK(all_ranks(polled_to_the_end));
+  CHECK(all_ranks(st == TUTTI_SUCCESS && data[count - 1] == 7));
+  CHECK(tutti_comm_destroy(b) == TUTTI_SUCCESS);
+}
+
 // A blocking call small enough for the shm allreduce's direct run
 // (engine/direct_call.hpp) and a non-blocking one (the engine) follow the same flag
 // protocol and slot places: here each rank picks its path per call at
