@@ -69,6 +69,8 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
   --soak-split         two more communicators over parts of the ranks: the
                        even and the odd ranks (a call drawn for it runs on
                        both halves), and every rank but the last
+  --soak-churn         the extra communicators (--soak-comms, --soak-split)
+                       are destroyed and made anew every 16 windows
   --soak-groups        half the soak's windows, drawn at random, run as one
                        group each (tutti_group_start/end)
   --soak-p2p           one soak call in eight is a ring exchange: isend to the
@@ -158,6 +160,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.soak_calls = parse_int(value(), arg, 1, 1000000000);
     } else if (arg == "--soak-comms") {
       o.soak_comms = parse_int(value(), arg, 1, 8);
+    } else if (arg == "--soak-churn") {
+      o.soak_churn = true;
     } else if (arg == "--soak-split") {
       o.soak_split = true;
     } else if (arg == "--soak-p2p") {

@@ -56,6 +56,9 @@ struct BenchOptions {
   // --soak-split: two more communicators over parts of the ranks: one per
   // parity of the rank, and every rank but the last.
   bool soak_split = false;
+  // --soak-churn: the soak's extra communicators (--soak-comms, --soak-split)
+  // are destroyed and made anew every 16 windows.
+  bool soak_churn = false;
   // --soak-groups: half the soak's windows run as one group each.
   bool soak_groups = false;
   // --soak-p2p: one soak call in eight is a ring exchange (tutti_isend /

@@ -340,27 +340,54 @@ long max_over_ranks(long v) {
   return v;
 }
 
-}  // namespace
+// The soak's communicators: the caller's first, then --soak-comms' more over
+// the same ranks (each call on one drawn at random; a rank waiting on one
+// then owes its peers progress on the others) and --soak-split's over parts
+// of the ranks. --soak-churn destroys and makes the extra ones anew.
+class SoakComms {
+ public:
+  SoakComms(tutti_comm_t comm, int rank, int nranks) : rank_(rank), nranks_(nranks) {
+    comms_.push_back({comm, rank, nranks});
+  }
+  ~SoakComms() { drop_more(); }
+  SoakComms(const SoakComms&) = delete;
+  SoakComms& operator=(const SoakComms&) = delete;
 
-int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
-  const bool print = rank == 0;
-  SharedRandom rng(o.soak_seed);
-  // --soak-comms: more communicators over the same ranks, each call on one
-  // drawn at random; a rank waiting on one then owes its peers progress on
-  // the others. --soak-split: two more over parts of the ranks.
-  std::vector<SoakComm> comms{{comm, rank, nranks}};
-  struct Destroy {
-    std::vector<SoakComm>& comms;
-    std::vector<MPI_Comm> mpi_comms;
-    ~Destroy() {
-      for (size_t k = 1; k < comms.size(); ++k)
-        if (comms[k].comm) tutti_comm_destroy(comms[k].comm);
-      for (MPI_Comm& mpi : mpi_comms) MPI_Comm_free(&mpi);
-    }
-  } destroy{comms, {}};
+  // Collective over the world. False (said on stderr) where one failed.
+  bool add_more(const BenchOptions& o) {
+    for (long k = 1; k < o.soak_comms; ++k)
+      if (!add(MPI_COMM_WORLD)) return false;
+    if (!o.soak_split) return true;
+    // One per parity of the rank (every rank in one of the two: a call drawn
+    // for it runs on both halves at once), and one of every rank but the
+    // last (which skips the calls drawn for it).
+    MPI_Comm halves = MPI_COMM_NULL, all_but_last = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, rank_ % 2, rank_, &halves);
+    mpi_comms_.push_back(halves);
+    if (!add(halves)) return false;
+    if (nranks_ == 1) return true;
+    MPI_Comm_split(MPI_COMM_WORLD, rank_ < nranks_ - 1 ? 0 : MPI_UNDEFINED, rank_, &all_but_last);
+    if (all_but_last != MPI_COMM_NULL) mpi_comms_.push_back(all_but_last);
+    return add(all_but_last);
+  }
+  // Collective over the world; nothing may be in flight on them.
+  void drop_more() {
+    for (size_t k = 1; k < comms_.size(); ++k)
+      if (comms_[k].comm && tutti_comm_destroy(comms_[k].comm) != TUTTI_SUCCESS)
+        std::fprintf(stderr, "soak: tutti_comm_destroy: %s\n", tutti_last_error());
+    comms_.resize(1);
+    for (MPI_Comm& mpi : mpi_comms_) MPI_Comm_free(&mpi);
+    mpi_comms_.clear();
+  }
+  size_t size() const { return comms_.size(); }
+  const SoakComm& operator[](size_t k) const { return comms_[k]; }
+  std::vector<SoakComm>::const_iterator begin() const { return comms_.begin(); }
+  std::vector<SoakComm>::const_iterator end() const { return comms_.end(); }
+
+ private:
   // A communicator over the ranks of `mpi`, or a place holder where this
   // rank is not in it (MPI_COMM_NULL).
-  auto add_comm = [&](MPI_Comm mpi) {
+  bool add(MPI_Comm mpi) {
     SoakComm more;
     if (mpi != MPI_COMM_NULL) {
       MPI_Comm_rank(mpi, &more.rank);
@@ -372,25 +399,22 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
         return false;
       }
     }
-    comms.push_back(more);
+    comms_.push_back(more);
     return true;
-  };
-  for (long k = 1; k < o.soak_comms; ++k)
-    if (!add_comm(MPI_COMM_WORLD)) return 1;
-  if (o.soak_split) {
-    // One per parity of the rank (every rank in one of the two: a call drawn
-    // for it runs on both halves at once), and one of every rank but the
-    // last (which skips the calls drawn for it).
-    MPI_Comm halves = MPI_COMM_NULL, all_but_last = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &halves);
-    destroy.mpi_comms.push_back(halves);
-    if (!add_comm(halves)) return 1;
-    if (nranks > 1) {
-      MPI_Comm_split(MPI_COMM_WORLD, rank < nranks - 1 ? 0 : MPI_UNDEFINED, rank, &all_but_last);
-      if (all_but_last != MPI_COMM_NULL) destroy.mpi_comms.push_back(all_but_last);
-      if (!add_comm(all_but_last)) return 1;
-    }
   }
+
+  int rank_, nranks_;
+  std::vector<SoakComm> comms_;
+  std::vector<MPI_Comm> mpi_comms_;
+};
+
+}  // namespace
+
+int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
+  const bool print = rank == 0;
+  SharedRandom rng(o.soak_seed);
+  SoakComms comms(comm, rank, nranks);
+  if (!comms.add_more(o)) return 1;
   const long rss_start = max_over_ranks(resident_kib());
   // Scratch buffers and cached schedules grow until every kind of call has
   // been seen at its largest size; "warm" is measured after that point.
@@ -425,8 +449,15 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
   // then complete in an order that differs between ranks; only then are
   // they checked and their outcomes agreed.
   std::vector<CheckedCall> window;
+  long windows = 0, churned = 0;
   for (long i = 1; i <= o.soak_calls; ++i) {
     if (window.empty()) {
+      // --soak-churn: the extra communicators made anew every 16 windows.
+      if (o.soak_churn && ++windows % 16 == 0) {
+        comms.drop_more();
+        if (!comms.add_more(o)) return 1;
+        ++churned;
+      }
       const long n = std::min<long>(o.soak_window, o.soak_calls - i + 1);
       window.resize(static_cast<size_t>(n));
       // --soak-groups: half the windows, drawn at random, are one group
@@ -500,6 +531,7 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       std::printf("# memory grew by %ld KiB in the second half, over the limit of %ld KiB\n",
                   growth, o.soak_max_growth_kib);
     if (o.soak_p2p) std::printf("# of which ring exchanges: %ld\n", tally.ring_exchanges);
+    if (o.soak_churn) std::printf("# communicators made anew %ld times\n", churned);
     std::printf("# %s: %ld calls in %.1f s, %ld wrong elements in %ld calls, %ld failed calls\n",
                 failed ? "FAILED" : "Checked", o.soak_calls, MPI_Wtime() - t0,
                 tally.wrong_elements, tally.wrong_calls, tally.failed_calls);
