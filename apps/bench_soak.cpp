@@ -14,6 +14,7 @@
 
 #include "algos/registry.hpp"
 #include "base/status.hpp"
+#include "bench_soak_comms.hpp"
 #include "reference.hpp"
 #include "user_call.hpp"
 
@@ -50,14 +51,6 @@ class SharedRandom {
 
  private:
   uint64_t state_;
-};
-
-// One of the soak's communicators as this rank sees it: `comm` is null
-// where this rank is not a member (--soak-split), and then it skips the
-// calls drawn for it.
-struct SoakComm {
-  tutti_comm_t comm = nullptr;
-  int rank = -1, nranks = 0;
 };
 
 // One soak call, as every rank sees it.
@@ -339,74 +332,6 @@ long max_over_ranks(long v) {
   MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
   return v;
 }
-
-// The soak's communicators: the caller's first, then --soak-comms' more over
-// the same ranks (each call on one drawn at random; a rank waiting on one
-// then owes its peers progress on the others) and --soak-split's over parts
-// of the ranks. --soak-churn destroys and makes the extra ones anew.
-class SoakComms {
- public:
-  SoakComms(tutti_comm_t comm, int rank, int nranks) : rank_(rank), nranks_(nranks) {
-    comms_.push_back({comm, rank, nranks});
-  }
-  ~SoakComms() { drop_more(); }
-  SoakComms(const SoakComms&) = delete;
-  SoakComms& operator=(const SoakComms&) = delete;
-
-  // Collective over the world. False (said on stderr) where one failed.
-  bool add_more(const BenchOptions& o) {
-    for (long k = 1; k < o.soak_comms; ++k)
-      if (!add(MPI_COMM_WORLD)) return false;
-    if (!o.soak_split) return true;
-    // One per parity of the rank (every rank in one of the two: a call drawn
-    // for it runs on both halves at once), and one of every rank but the
-    // last (which skips the calls drawn for it).
-    MPI_Comm halves = MPI_COMM_NULL, all_but_last = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, rank_ % 2, rank_, &halves);
-    mpi_comms_.push_back(halves);
-    if (!add(halves)) return false;
-    if (nranks_ == 1) return true;
-    MPI_Comm_split(MPI_COMM_WORLD, rank_ < nranks_ - 1 ? 0 : MPI_UNDEFINED, rank_, &all_but_last);
-    if (all_but_last != MPI_COMM_NULL) mpi_comms_.push_back(all_but_last);
-    return add(all_but_last);
-  }
-  // Collective over the world; nothing may be in flight on them.
-  void drop_more() {
-    for (size_t k = 1; k < comms_.size(); ++k)
-      if (comms_[k].comm && tutti_comm_destroy(comms_[k].comm) != TUTTI_SUCCESS)
-        std::fprintf(stderr, "soak: tutti_comm_destroy: %s\n", tutti_last_error());
-    comms_.resize(1);
-    for (MPI_Comm& mpi : mpi_comms_) MPI_Comm_free(&mpi);
-    mpi_comms_.clear();
-  }
-  size_t size() const { return comms_.size(); }
-  const SoakComm& operator[](size_t k) const { return comms_[k]; }
-  std::vector<SoakComm>::const_iterator begin() const { return comms_.begin(); }
-  std::vector<SoakComm>::const_iterator end() const { return comms_.end(); }
-
- private:
-  // A communicator over the ranks of `mpi`, or a place holder where this
-  // rank is not in it (MPI_COMM_NULL).
-  bool add(MPI_Comm mpi) {
-    SoakComm more;
-    if (mpi != MPI_COMM_NULL) {
-      MPI_Comm_rank(mpi, &more.rank);
-      MPI_Comm_size(mpi, &more.nranks);
-      const int st = tutti_comm_create(mpi, &more.comm);
-      if (st != TUTTI_SUCCESS) {
-        std::fprintf(stderr, "soak: tutti_comm_create: %s: %s\n", tutti_strerror(st),
-                     tutti_last_error());
-        return false;
-      }
-    }
-    comms_.push_back(more);
-    return true;
-  }
-
-  int rank_, nranks_;
-  std::vector<SoakComm> comms_;
-  std::vector<MPI_Comm> mpi_comms_;
-};
 
 }  // namespace
 
