@@ -57,7 +57,7 @@ void MpiTransport::map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const {
   // index whole and as many low bits of the sequence number as fit (11 with
   // Open MPI's 2^31 - 1): a clash needs that many collectives outstanding at
   // once between the same pair. An MPI whose bound leaves fewer than 4 bits
-  // is named at creation (below).
+  // is named at creation (in the constructor).
   *comm = coll_comm_;
   *mpi_tag = static_cast<int>(tag % (static_cast<Tag>(tag_ub_) + 1));
 }
