@@ -71,6 +71,10 @@ constexpr const char* kUsage = R"(usage: tutti-bench [options]   (run under mpir
                        both halves), and every rank but the last
   --soak-churn         the extra communicators (--soak-comms, --soak-split)
                        are destroyed and made anew every 16 windows
+  --soak-threads T     T soaks at once, each thread on communicators of its
+                       own with its own random sequence (MPI is initialised
+                       with MPI_THREAD_MULTIPLE); the memory is then not
+                       judged                                               [1]
   --soak-groups        half the soak's windows, drawn at random, run as one
                        group each (tutti_group_start/end)
   --soak-p2p           one soak call in eight is a ring exchange: isend to the
@@ -166,6 +170,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       o.soak_split = true;
     } else if (arg == "--soak-p2p") {
       o.soak_p2p = true;
+    } else if (arg == "--soak-threads") {
+      o.soak_threads = parse_int(value(), arg, 1, 16);
     } else if (arg == "--soak-groups") {
       o.soak_groups = true;
     } else if (arg == "--soak-window") {

@@ -59,6 +59,9 @@ struct BenchOptions {
   // --soak-churn: the soak's extra communicators (--soak-comms, --soak-split)
   // are destroyed and made anew every 16 windows.
   bool soak_churn = false;
+  // --soak-threads T: T soaks at once, each thread on communicators of its
+  // own (needs MPI_THREAD_MULTIPLE: tutti-bench asks for it then).
+  long soak_threads = 1;
   // --soak-groups: half the soak's windows run as one group each.
   bool soak_groups = false;
   // --soak-p2p: one soak call in eight is a ring exchange (tutti_isend /

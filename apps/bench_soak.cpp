@@ -9,7 +9,9 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "algos/registry.hpp"
@@ -252,10 +254,13 @@ void finish(const SoakComm& on, CheckedCall& c) {
 // library's own collective (`mpi`) is left to MPI, which may still write
 // them (docs/RELIABILITY.md), so a failing soak keeps them to report its
 // failures instead of corrupting its heap.
+std::mutex g_kept_mutex;  // --soak-threads: every thread keeps its own there
 std::vector<std::unique_ptr<testing::UserBuffers>> g_kept_after_failure;
 
 void keep_if_failed(CheckedCall& c) {
-  if (!c.result.error.empty() && c.bufs) g_kept_after_failure.push_back(std::move(c.bufs));
+  if (c.result.error.empty() || !c.bufs) return;
+  const std::lock_guard<std::mutex> lock(g_kept_mutex);
+  g_kept_after_failure.push_back(std::move(c.bufs));
 }
 
 CallResult run_checked(const SoakComm& on, const SoakCall& call) {
@@ -273,12 +278,20 @@ struct SoakTally {
   long ring_exchanges = 0;  // --soak-p2p
 };
 
+// What one soak (one thread's, with --soak-threads) runs on: the MPI
+// communicator of all ranks its outcomes are agreed on (the world, or the
+// thread's duplicate of it), and how it names itself in reports.
+struct SoakLane {
+  MPI_Comm agree = MPI_COMM_WORLD;
+  std::string prefix;  // "" or "thread T: "
+};
+
 // Agrees on one call's outcome across the ranks and counts it; the rank
 // that saw the problem reports it (`what` names the call).
-void count_outcome(const CallResult& r, const SoakCall& call, int rank, const std::string& what,
-                   SoakTally& tally) {
+void count_outcome(const SoakLane& lane, const CallResult& r, const SoakCall& call, int rank,
+                   const std::string& what, SoakTally& tally) {
   long outcome[2] = {r.wrong, r.error.empty() ? 0 : 1};
-  MPI_Allreduce(MPI_IN_PLACE, outcome, 2, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, outcome, 2, MPI_LONG, MPI_SUM, lane.agree);
   if (!r.error.empty() || r.wrong > 0) {
     const std::string which =
         call.ring ? str("ring exchange of ", call.args.count, " int32, tag ", call.tag,
@@ -287,7 +300,8 @@ void count_outcome(const CallResult& r, const SoakCall& call, int rank, const st
                         call.algorithm.empty() ? "auto" : call.algorithm,
                         call.nonblocking ? " nonblocking" : "",
                         call.in_place_requested ? " in-place" : "");
-    std::fprintf(stderr, "soak %s on rank %d: %s: %s\n", what.c_str(), rank, which.c_str(),
+    std::fprintf(stderr, "soak %s%s on rank %d: %s: %s\n", lane.prefix.c_str(), what.c_str(), rank,
+                 which.c_str(),
                  r.error.empty() ? str(r.wrong, " wrong elements").c_str() : r.error.c_str());
   }
   tally.wrong_elements += outcome[0];
@@ -301,7 +315,7 @@ void count_outcome(const CallResult& r, const SoakCall& call, int rank, const st
 // cached schedules, UCX's pools and the allocator's thresholds reach their
 // high-water marks here, so that what grows later grows with the call
 // count. Returns the number of calls; failures count as in the soak.
-long warm_up(const SoakComm& on, uint64_t max_bytes, SoakTally& tally) {
+long warm_up(const SoakLane& lane, const SoakComm& on, uint64_t max_bytes, SoakTally& tally) {
   const int nranks = std::max(on.nranks, 1);
   long calls = 0;
   for (size_t c = 0; c < kNumCollectives; ++c) {
@@ -322,52 +336,57 @@ long warm_up(const SoakComm& on, uint64_t max_bytes, SoakTally& tally) {
         call.in_place_requested = can_be_in_place && (variant & 1);
         call.nonblocking = variant & 2;
         call.data_seed = static_cast<uint64_t>(++calls);
-        count_outcome(run_checked(on, call), call, on.rank, "warm-up", tally);
+        count_outcome(lane, run_checked(on, call), call, on.rank, "warm-up", tally);
       }
   }
   return calls;
 }
 
-long max_over_ranks(long v) {
-  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG, MPI_MAX, MPI_COMM_WORLD);
+long max_over_ranks(const SoakLane& lane, long v) {
+  MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_LONG, MPI_MAX, lane.agree);
   return v;
 }
 
-}  // namespace
-
-int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
+// One soak: o.soak_calls calls on `comm` and the extra communicators `o`
+// asks for, drawn from `seed`. With --soak-threads each thread runs one on
+// communicators of its own, at the same time as the others; the memory is
+// then the process's, which the other threads' calls in flight move, so it
+// is judged only where one thread runs (judge_memory).
+int soak_lane(const SoakLane& lane, tutti_comm_t comm, int rank, int nranks, uint64_t seed,
+              bool judge_memory, const BenchOptions& o) {
   const bool print = rank == 0;
-  SharedRandom rng(o.soak_seed);
-  SoakComms comms(comm, rank, nranks);
+  const char* prefix = lane.prefix.c_str();
+  SharedRandom rng(seed);
+  SoakComms comms(comm, lane.agree, rank, nranks);
   if (!comms.add_more(o)) return 1;
-  const long rss_start = max_over_ranks(resident_kib());
+  const long rss_start = max_over_ranks(lane, resident_kib());
   // Scratch buffers and cached schedules grow until every kind of call has
   // been seen at its largest size; "warm" is measured after that point.
   const long warm_at = std::min<long>(o.soak_calls, std::max<long>(1, o.soak_calls / 10));
   // Growth is judged from the half-way call on: by then every kind of call
   // has long been seen, so what grows after it grows with the call count.
   const long half_at = std::max<long>(warm_at, o.soak_calls / 2);
-  long heap_half = max_over_ranks(heap_in_use_kib());
+  long heap_half = max_over_ranks(lane, heap_in_use_kib());
   long rss_warm = rss_start, rss_half = rss_start;
   SoakTally tally;
   std::vector<std::unique_ptr<char[]>> leaked;  // --soak-leak
   if (print)
-    std::printf("# tutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu,"
+    std::printf("# %stutti-bench --soak: %ld calls on %d ranks, sizes up to %llu bytes, seed %llu,"
                 " %ld at a time, %zu communicator(s)%s%s%s\n",
-                o.soak_calls, nranks, static_cast<unsigned long long>(o.max_bytes),
-                static_cast<unsigned long long>(o.soak_seed), o.soak_window, comms.size(),
+                prefix, o.soak_calls, nranks, static_cast<unsigned long long>(o.max_bytes),
+                static_cast<unsigned long long>(seed), o.soak_window, comms.size(),
                 o.soak_split ? " (two over parts of the ranks)" : "",
                 o.soak_groups ? ", half the windows grouped" : "",
                 o.soak_p2p ? ", one call in eight a ring exchange" : "");
   const double t0 = MPI_Wtime();
   long warm_up_calls = 0;
-  for (const SoakComm& each : comms) warm_up_calls += warm_up(each, o.max_bytes, tally);
+  for (const SoakComm& each : comms) warm_up_calls += warm_up(lane, each, o.max_bytes, tally);
   if (print)
-    std::printf("# warm-up: %ld calls (every algorithm at %llu bytes), resident %ld KiB\n",
-                warm_up_calls, static_cast<unsigned long long>(o.max_bytes),
-                max_over_ranks(resident_kib()));
+    std::printf("# %swarm-up: %ld calls (every algorithm at %llu bytes), resident %ld KiB\n",
+                prefix, warm_up_calls, static_cast<unsigned long long>(o.max_bytes),
+                max_over_ranks(lane, resident_kib()));
   else
-    max_over_ranks(resident_kib());
+    max_over_ranks(lane, resident_kib());
   // Calls run in windows of --soak-window: each window's calls start back
   // to back, without a synchronisation between them, the non-blocking ones
   // left in flight under the later ones (of any collective and algorithm),
@@ -417,14 +436,14 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
     window.pop_back();
     keep_if_failed(c);
     const SoakCall& call = c.call;
-    count_outcome(c.result, call, comms[c.comm_index].rank,
+    count_outcome(lane, c.result, call, comms[c.comm_index].rank,
                   comms.size() > 1 ? str("call ", i, " on communicator ", c.comm_index)
                                    : str("call ", i),
                   tally);
-    if (i == warm_at) rss_warm = max_over_ranks(resident_kib());
+    if (i == warm_at) rss_warm = max_over_ranks(lane, resident_kib());
     if (i == half_at) {
-      rss_half = max_over_ranks(resident_kib());
-      heap_half = max_over_ranks(heap_in_use_kib());
+      rss_half = max_over_ranks(lane, resident_kib());
+      heap_half = max_over_ranks(lane, heap_in_use_kib());
     }
     if (o.soak_leak_kib > 0 && i > half_at) {
       const size_t bytes = static_cast<size_t>(o.soak_leak_kib) << 10;
@@ -432,36 +451,84 @@ int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
       std::memset(leaked.back().get(), 1, bytes);  // resident, not just reserved
     }
     if (i % 1000 == 0) {
-      const long rss = max_over_ranks(resident_kib());
+      const long rss = max_over_ranks(lane, resident_kib());
       if (print)
-        std::printf("# %ld calls, %.1f s, %ld wrong elements, %ld failed calls, resident %ld KiB\n",
-                    i, MPI_Wtime() - t0, tally.wrong_elements, tally.failed_calls, rss);
+        std::printf("# %s%ld calls, %.1f s, %ld wrong elements, %ld failed calls, resident %ld KiB\n",
+                    prefix, i, MPI_Wtime() - t0, tally.wrong_elements, tally.failed_calls, rss);
     }
   }
-  const long rss_end = max_over_ranks(resident_kib());
-  const long heap_end = max_over_ranks(heap_in_use_kib());
+  const long rss_end = max_over_ranks(lane, resident_kib());
+  const long heap_end = max_over_ranks(lane, heap_in_use_kib());
   // Whichever grew more: the resident set, or what the program holds from
   // malloc.
   const long growth = std::max(rss_end - rss_half, heap_end - heap_half);
-  const bool grew = growth > o.soak_max_growth_kib;
+  const bool grew = judge_memory && growth > o.soak_max_growth_kib;
   const bool failed = tally.wrong_elements || tally.failed_calls || grew;
   if (print) {
-    std::printf("# resident memory (largest rank): start %ld KiB, after %ld calls %ld KiB,"
-                " after %ld calls %ld KiB, end %ld KiB (%+ld KiB since call %ld, limit %ld)\n",
-                rss_start, warm_at, rss_warm, half_at, rss_half, rss_end, rss_end - rss_half,
-                half_at, o.soak_max_growth_kib);
-    std::printf("# heap in use (largest rank): after %ld calls %ld KiB, end %ld KiB (%+ld KiB)\n",
-                half_at, heap_half, heap_end, heap_end - heap_half);
+    std::printf("# %sresident memory (largest rank): start %ld KiB, after %ld calls %ld KiB,"
+                " after %ld calls %ld KiB, end %ld KiB (%+ld KiB since call %ld, limit %ld%s)\n",
+                prefix, rss_start, warm_at, rss_warm, half_at, rss_half, rss_end, rss_end - rss_half,
+                half_at, o.soak_max_growth_kib,
+                judge_memory ? "" : ", not judged with several threads");
+    std::printf("# %sheap in use (largest rank): after %ld calls %ld KiB, end %ld KiB (%+ld KiB)\n",
+                prefix, half_at, heap_half, heap_end, heap_end - heap_half);
     if (grew)
-      std::printf("# memory grew by %ld KiB in the second half, over the limit of %ld KiB\n",
-                  growth, o.soak_max_growth_kib);
-    if (o.soak_p2p) std::printf("# of which ring exchanges: %ld\n", tally.ring_exchanges);
-    if (o.soak_churn) std::printf("# communicators made anew %ld times\n", churned);
-    std::printf("# %s: %ld calls in %.1f s, %ld wrong elements in %ld calls, %ld failed calls\n",
-                failed ? "FAILED" : "Checked", o.soak_calls, MPI_Wtime() - t0,
+      std::printf("# %smemory grew by %ld KiB in the second half, over the limit of %ld KiB\n",
+                  prefix, growth, o.soak_max_growth_kib);
+    if (o.soak_p2p) std::printf("# %sof which ring exchanges: %ld\n", prefix, tally.ring_exchanges);
+    if (o.soak_churn) std::printf("# %scommunicators made anew %ld times\n", prefix, churned);
+    std::printf("# %s%s: %ld calls in %.1f s, %ld wrong elements in %ld calls, %ld failed calls\n",
+                prefix, failed ? "FAILED" : "Checked", o.soak_calls, MPI_Wtime() - t0,
                 tally.wrong_elements, tally.wrong_calls, tally.failed_calls);
   }
   return failed ? 1 : 0;
+}
+
+// --soak-threads T: T soaks at once, thread t on a tutti communicator of
+// its own over a duplicate of the world (as a program with a communicator
+// per thread, or the torch backend's worker beside the main thread), each
+// drawing its calls from its own seed. Needs MPI_THREAD_MULTIPLE.
+int soak_threads(int rank, int nranks, const BenchOptions& o) {
+  const int threads = static_cast<int>(o.soak_threads);
+  std::vector<SoakLane> lanes(threads);
+  std::vector<tutti_comm_t> comms(threads, nullptr);
+  int made = 1;
+  for (int t = 0; t < threads && made; ++t) {
+    lanes[t].prefix = str("thread ", t, ": ");
+    MPI_Comm_dup(MPI_COMM_WORLD, &lanes[t].agree);
+    const int st = tutti_comm_create(lanes[t].agree, &comms[t]);
+    if (st != TUTTI_SUCCESS)
+      std::fprintf(stderr, "soak: tutti_comm_create: %s: %s\n", tutti_strerror(st), tutti_last_error());
+    made = st == TUTTI_SUCCESS;
+    MPI_Allreduce(MPI_IN_PLACE, &made, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  }
+  std::vector<int> rcs(threads, made ? 0 : 1);
+  if (made) {
+    std::vector<std::thread> running;
+    for (int t = 0; t < threads; ++t)
+      running.emplace_back([&, t] {
+        // Well apart: a lane draws a few numbers per call.
+        const uint64_t seed = o.soak_seed + (static_cast<uint64_t>(t) << 48);
+        rcs[t] = soak_lane(lanes[t], comms[t], rank, nranks, seed, false, o);
+      });
+    for (std::thread& each : running) each.join();
+  }
+  for (int t = 0; t < threads; ++t) {
+    if (comms[t] && tutti_comm_destroy(comms[t]) != TUTTI_SUCCESS)
+      std::fprintf(stderr, "soak: tutti_comm_destroy: %s\n", tutti_last_error());
+    if (lanes[t].agree != MPI_COMM_WORLD) MPI_Comm_free(&lanes[t].agree);
+  }
+  const int failed = static_cast<int>(std::count(rcs.begin(), rcs.end(), 1));
+  if (rank == 0)
+    std::printf("# %s: %d threads, %d failed\n", failed ? "FAILED" : "Checked", threads, failed);
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+int run_soak(tutti_comm_t comm, int rank, int nranks, const BenchOptions& o) {
+  if (o.soak_threads > 1) return soak_threads(rank, nranks, o);
+  return soak_lane(SoakLane{}, comm, rank, nranks, o.soak_seed, true, o);
 }
 
 }  // namespace tutti::apps

@@ -6,17 +6,17 @@ namespace tutti::apps {
 
 bool SoakComms::add_more(const BenchOptions& o) {
   for (long k = 1; k < o.soak_comms; ++k)
-    if (!add(MPI_COMM_WORLD)) return false;
+    if (!add(parent_)) return false;
   if (!o.soak_split) return true;
   // One per parity of the rank (every rank in one of the two: a call drawn
   // for it runs on both halves at once), and one of every rank but the
   // last (which skips the calls drawn for it).
   MPI_Comm halves = MPI_COMM_NULL, all_but_last = MPI_COMM_NULL;
-  MPI_Comm_split(MPI_COMM_WORLD, rank_ % 2, rank_, &halves);
+  MPI_Comm_split(parent_, rank_ % 2, rank_, &halves);
   mpi_comms_.push_back(halves);
   if (!add(halves)) return false;
   if (nranks_ == 1) return true;
-  MPI_Comm_split(MPI_COMM_WORLD, rank_ < nranks_ - 1 ? 0 : MPI_UNDEFINED, rank_, &all_but_last);
+  MPI_Comm_split(parent_, rank_ < nranks_ - 1 ? 0 : MPI_UNDEFINED, rank_, &all_but_last);
   if (all_but_last != MPI_COMM_NULL) mpi_comms_.push_back(all_but_last);
   return add(all_but_last);
 }

@@ -26,17 +26,21 @@ struct SoakComm {
 // ranks.
 class SoakComms {
  public:
-  SoakComms(tutti_comm_t comm, int rank, int nranks) : rank_(rank), nranks_(nranks) {
+  // `parent` is the MPI communicator of the same ranks as `comm` (the
+  // world, or a thread's duplicate of it with --soak-threads): the extra
+  // communicators are made from it.
+  SoakComms(tutti_comm_t comm, MPI_Comm parent, int rank, int nranks)
+      : parent_(parent), rank_(rank), nranks_(nranks) {
     comms_.push_back({comm, rank, nranks});
   }
   ~SoakComms() { drop_more(); }
   SoakComms(const SoakComms&) = delete;
   SoakComms& operator=(const SoakComms&) = delete;
 
-  // Makes the extra communicators `o` asks for. Collective over the world.
+  // Makes the extra communicators `o` asks for. Collective over `parent`.
   // False (said on stderr) where one failed.
   bool add_more(const BenchOptions& o);
-  // Destroys them. Collective over the world; nothing may be in flight on them.
+  // Destroys them. Collective over `parent`; nothing may be in flight on them.
   void drop_more();
   size_t size() const { return comms_.size(); }
   const SoakComm& operator[](size_t k) const { return comms_[k]; }
@@ -48,6 +52,7 @@ class SoakComms {
   // rank is not in it (MPI_COMM_NULL).
   bool add(MPI_Comm mpi);
 
+  MPI_Comm parent_;
   int rank_, nranks_;
   std::vector<SoakComm> comms_;
   std::vector<MPI_Comm> mpi_comms_;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/status.hpp"
@@ -481,7 +482,16 @@ void select_device_by_local_rank(int rank) {
 }  // namespace tutti::apps
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // Only --soak-threads asks for MPI_THREAD_MULTIPLE: Open MPI's own
+  // collectives, which tutti-bench compares with, are slower with it.
+  const bool threads = std::any_of(argv + 1, argv + argc, [](const char* a) {
+    return std::string(a) == "--soak-threads";
+  });
+  int provided = MPI_THREAD_SINGLE;
+  if (threads)
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  else
+    MPI_Init(&argc, &argv);
   int rank = 0, nranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
@@ -490,6 +500,9 @@ int main(int argc, char** argv) {
   try {
     const tutti::apps::BenchOptions options =
         tutti::apps::parse_bench_options(argc, argv, rank == 0);
+    if (options.soak_threads > 1 && provided < MPI_THREAD_MULTIPLE)
+      throw tutti::Error(TUTTI_ERR_UNSUPPORTED,
+                         "--soak-threads: the MPI library does not provide MPI_THREAD_MULTIPLE");
 #if TUTTI_HAVE_CUDA
     if (options.memory == tutti::MemoryType::Cuda) tutti::apps::select_device_by_local_rank(rank);
 #endif

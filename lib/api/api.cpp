@@ -45,10 +45,20 @@ bool is_in_place(const void* p) { return p == TUTTI_IN_PLACE || p == MPI_IN_PLAC
   invalid(str(fn, ": comm is NULL"));
 }
 
+// The communicator a call works on, claimed for this thread until the call
+// returns (progress_elsewhere.hpp).
 Comm& comm_of(tutti_comm_t comm, const char* fn) {
   if (!comm || !comm->impl) [[unlikely]]
     null_comm(fn);
+  progress_elsewhere::claim(*comm->impl);
   return *comm->impl;
+}
+
+// The communicator of a request, claimed likewise.
+Comm& comm_of(tutti_request_t r) {
+  Comm& c = r->comm();
+  progress_elsewhere::claim(c);
+  return c;
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void bad_datatype(tutti_datatype_t dt, const char* fn) {
@@ -485,7 +495,7 @@ int wait_request(tutti_request_t* req, double timeout_s, const char* fn) {
     tutti_request_t r = *req;
     *req = nullptr;
     const std::shared_ptr<Operation> op = std::move(r->op);
-    Comm& c = r->comm();
+    Comm& c = comm_of(r);
     close_request(r);
     if (!op) return TUTTI_SUCCESS;
     return c.wait(*op, timeout_s);
@@ -526,6 +536,7 @@ int tutti_comm_create(MPI_Comm mpi_comm, tutti_comm_t* comm) {
 int tutti_comm_destroy(tutti_comm_t comm) {
   return guarded([&] {
     if (!comm) return TUTTI_SUCCESS;
+    if (comm->impl) progress_elsewhere::claim(*comm->impl);  // no pass may progress it now
     if (comm->open_requests > 0)
       invalid(str("tutti_comm_destroy: ", comm->open_requests,
                   " request(s) of this communicator not yet completed; call tutti_wait on them first"));
@@ -728,7 +739,7 @@ int tutti_test(tutti_request_t* req, int* done) {
       return TUTTI_SUCCESS;
     }
     tutti_request* r = *req;
-    const int events = r->comm().progress();
+    const int events = comm_of(r).progress();
     if (!r->op->finished()) {
       // A poll that found its own communicator idle does this rank's part
       // of the calls in flight on the others, as a wait does: a program

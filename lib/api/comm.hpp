@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "api/grouped_call.hpp"
+#include "api/progress_elsewhere.hpp"
 #include "api/state_choice.hpp"
 #include "base/agreed_size.hpp"
 #include "engine/operation.hpp"
@@ -114,6 +115,8 @@ class Comm {
   bool has_in_flight() const {
     return !active_.empty() || !shm_waiting_.empty() || !checked_waiting_.empty();
   }
+  // Which thread is inside a call on this communicator (progress_elsewhere).
+  progress_elsewhere::Claim& claim() { return claim_; }
 
   void force_algorithm(Collective coll, std::string name);
   // Which algorithm would run `args`, and why (for tutti-info --explain).
@@ -331,6 +334,7 @@ class Comm {
   // bucket, and for alltoallv across nodes the agreed size's bucket (else -1).
   std::set<std::tuple<int, int, int>> logged_decisions_;
   bool failed_ = false;
+  progress_elsewhere::Claim claim_;
   std::unique_ptr<SignatureCheck> signature_check_;  // TUTTI_CHECK=1 only
   // Non-blocking calls under TUTTI_CHECK whose call has not started, in
   // call order: the front's agreement is in flight (one at a time).

@@ -64,6 +64,7 @@ Status end() {
       mine.push_back(std::move(c.call));
       owners.push_back(&c);
     }
+    progress_elsewhere::claim(*comm->impl);  // until tutti_group_end returns
     const std::vector<std::shared_ptr<Operation>> ops = comm->impl->start_group(mine);
     for (size_t k = 0; k < ops.size(); ++k) {
       if (tutti_request_t r = owners[k]->request) {

@@ -1,7 +1,6 @@
 #include "api/progress_elsewhere.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -11,38 +10,51 @@
 namespace tutti::progress_elsewhere {
 namespace {
 
-// The threads that have called tutti, and whether a wait is progressing
-// another communicator right now. A new thread counts itself, then waits
-// for such a pass to end; a pass starts only while it sees one thread.
-// Both sides use sequentially consistent operations, so that either the
-// pass sees the second thread and does not start, or the new thread sees
-// the pass and waits for it (as in Dekker's algorithm).
-std::atomic<int> g_threads{0};
-std::atomic<bool> g_passing{false};
+std::atomic<uint32_t> g_next_thread{1};
+
 thread_local struct {
-  bool counted = false;
-  int depth = 0;  // tutti calls this thread is in
+  uint32_t id = 0;               // this thread's mark in a Claim, from 1
+  int depth = 0;                 // tutti calls this thread is in
+  std::vector<Claim*> claimed;   // by the outermost call, released at its end
 } t_thread;
+
+uint32_t this_thread_id() {
+  if (t_thread.id == 0) [[unlikely]]
+    t_thread.id = g_next_thread.fetch_add(1);
+  return t_thread.id;
+}
 
 std::mutex g_mutex;  // guards g_comms
 std::vector<Comm*> g_comms;
 
 }  // namespace
 
-ApiCall::ApiCall() {
-  ++t_thread.depth;
-  if (t_thread.counted) [[likely]]
-    return;
-  t_thread.counted = true;
-  g_threads.fetch_add(1);
-  // A pass is one non-blocking progress() per communicator: bounded. Yield
-  // meanwhile, since the passing thread may share this core.
-  while (g_passing.load()) std::this_thread::yield();
+ApiCall::ApiCall() { ++t_thread.depth; }
+
+ApiCall::~ApiCall() {
+  if (--t_thread.depth > 0) return;
+  for (Claim* c : t_thread.claimed) c->by_.store(0, std::memory_order_release);
+  t_thread.claimed.clear();
 }
 
-ApiCall::~ApiCall() { --t_thread.depth; }
-
 bool nested_call() { return t_thread.depth > 1; }
+
+void claim(Comm& comm) {
+  if (t_thread.depth == 0) return;  // outside an API call: nothing releases it
+  Claim& c = comm.claim();
+  const uint32_t me = this_thread_id();
+  uint32_t free = 0;
+  if (c.by_.compare_exchange_strong(free, me, std::memory_order_acquire)) [[likely]] {
+    t_thread.claimed.push_back(&c);
+    return;
+  }
+  if (free == me) return;  // claimed earlier in this call
+  do {
+    std::this_thread::yield();
+    free = 0;
+  } while (!c.by_.compare_exchange_weak(free, me, std::memory_order_acquire));
+  t_thread.claimed.push_back(&c);
+}
 
 void add(Comm* comm) {
   const std::lock_guard<std::mutex> lock(g_mutex);
@@ -50,22 +62,36 @@ void add(Comm* comm) {
 }
 
 void remove(Comm* comm) {
-  const std::lock_guard<std::mutex> lock(g_mutex);
-  g_comms.erase(std::remove(g_comms.begin(), g_comms.end(), comm), g_comms.end());
+  {
+    const std::lock_guard<std::mutex> lock(g_mutex);
+    g_comms.erase(std::remove(g_comms.begin(), g_comms.end(), comm), g_comms.end());
+  }
+  // Its claim goes with it: the call that destroys it must not release it.
+  std::erase(t_thread.claimed, &comm->claim());
 }
 
 int progress_others(const Comm* waiting) {
-  if (g_threads.load(std::memory_order_relaxed) > 1) return 0;  // cheap early out
+  // One pass at a time (a thread that finds another passing goes on
+  // waiting on its own), and never one inside another.
   const std::unique_lock<std::mutex> lock(g_mutex, std::try_to_lock);
   if (!lock.owns_lock()) return 0;
-  g_passing.store(true);
-  struct EndPass {
-    ~EndPass() { g_passing.store(false); }  // also where progress() throws
-  } end_pass;
+  const uint32_t me = this_thread_id();
   int events = 0;
-  if (g_threads.load() <= 1)
-    for (Comm* comm : g_comms)
-      if (comm != waiting && comm->has_in_flight()) events += comm->progress();
+  for (Comm* comm : g_comms) {
+    if (comm == waiting) continue;
+    Claim& c = comm->claim();
+    uint32_t free = 0;
+    if (c.by_.compare_exchange_strong(free, me, std::memory_order_acquire)) {
+      // Released also where progress() throws.
+      struct Release {
+        Claim& c;
+        ~Release() { c.by_.store(0, std::memory_order_release); }
+      } release{c};
+      if (comm->has_in_flight()) events += comm->progress();
+    } else if (free == me && comm->has_in_flight()) {
+      events += comm->progress();  // this thread's own call holds it (a group's wait)
+    }
+  }
   return events;
 }
 

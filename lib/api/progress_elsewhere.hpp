@@ -5,12 +5,18 @@
 // writing after its first part, so a barrier that progressed only A waited
 // for ever (until TUTTI_TIMEOUT) while rank 1 waited for the rest of B.
 //
-// A wait that has gone idle progresses the other communicators with
-// operations in flight (Comm::Patience). Only while one thread alone has
-// ever called tutti in this process: a communicator is used from one thread
-// at a time, and another thread may be using B right now. With several
-// threads each waits for its own communicators only, as before.
+// A wait (or a poll) that has gone idle progresses the other communicators
+// with operations in flight (Comm::Patience, tutti_test). A communicator is
+// used from one thread at a time, but another thread may be inside a call
+// on B right now: every API call claims the communicators it touches (one
+// atomic word each, held until the call returns), and a pass progresses
+// only those it can claim, or this thread already holds. So threads that
+// each use their own communicators (a thread per communicator, the torch
+// backend's worker per group) each keep the rule for their own.
 #pragma once
+
+#include <atomic>
+#include <cstdint>
 
 namespace tutti {
 
@@ -18,10 +24,19 @@ class Comm;
 
 namespace progress_elsewhere {
 
-// Held by every API call: counts the threads that have called tutti (one
-// thread-local check once counted) and how deep this thread is in tutti's
-// calls (tutti_progress from inside one, through the MPI library's progress
-// engine, must not progress what that call is progressing).
+// Which thread is inside a call on a communicator (0: none). Lives in Comm.
+class Claim {
+ private:
+  friend void claim(Comm& comm);
+  friend int progress_others(const Comm* waiting);
+  friend class ApiCall;
+  std::atomic<uint32_t> by_{0};
+};
+
+// Held by every API call: how deep this thread is in tutti's calls
+// (tutti_progress from inside one, through the MPI library's progress
+// engine, must not progress what that call is progressing); the outermost
+// releases the communicators the call claimed.
 class ApiCall {
  public:
   ApiCall();
@@ -31,12 +46,18 @@ class ApiCall {
 };
 // Whether this thread is inside more than one tutti call (the one asking).
 bool nested_call();
+// Claims `comm` for this thread until its outermost API call returns
+// (nothing outside one). Where another thread is inside a call on it (not
+// allowed: one thread at a time) or a pass is progressing it (a bounded
+// round), yields until it is free.
+void claim(Comm& comm);
 // A communicator's life: only registered ones are progressed from others.
+// remove() is called by its destructor, which this thread has claimed.
 void add(Comm* comm);
 void remove(Comm* comm);
-// From a wait on `waiting` that found nothing to do: progresses the other
-// communicators' operations in flight, where one thread alone uses tutti.
-// Returns how many events that found.
+// From a wait or poll on `waiting` (null: tutti_progress) that found
+// nothing to do: progresses the other communicators' operations in flight
+// that no other thread is inside. Returns how many events that found.
 int progress_others(const Comm* waiting);
 
 }  // namespace progress_elsewhere

@@ -221,9 +221,13 @@ UcxTransport::UcxTransport(MPI_Comm comm, bool peer_errors, double timeout_s)
 
   ucp_worker_params_t wparams{};
   wparams.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-  // Serialized: the user's thread and the progress thread take turns
-  // (mutex_).
-  wparams.thread_mode = threaded_ ? UCS_THREAD_MODE_SERIALIZED : UCS_THREAD_MODE_SINGLE;
+  // Serialized, not single (UCX's single is MPI's funneled: one thread
+  // ever): the threads that call tutti on this communicator take turns (one
+  // at a time, and a wait on another communicator may progress this one:
+  // api/progress_elsewhere.hpp), as do the user's thread and the progress
+  // thread (mutex_). Some transports flush the CPU's stores before another
+  // thread may progress the worker only where it is not single.
+  wparams.thread_mode = UCS_THREAD_MODE_SERIALIZED;
   check_ucs(ucp_worker_create(context_, &wparams, &worker_), "ucp_worker_create");
 
   ucp_address_t* address = nullptr;

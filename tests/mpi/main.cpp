@@ -14,7 +14,9 @@ void set_world(tutti_comm_t comm);
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // Some tests run tutti on several threads (test_api.cpp [threads]).
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   tutti_comm_t comm = nullptr;

@@ -9,6 +9,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "mpi_harness.hpp"
@@ -118,6 +119,61 @@ TEST_CASE("polling a call with tutti_test progresses the calls in flight on anot
   CHECK(all_ranks(polled_to_the_end));
   CHECK(all_ranks(st == TUTTI_SUCCESS && data[count - 1] == 7));
   CHECK(tutti_comm_destroy(b) == TUTTI_SUCCESS);
+}
+
+// The same with two threads, each on communicators of its own (a program
+// with a communicator per thread; the torch backend's worker per group):
+// each thread's poll must progress its own other communicator. Before,
+// passes ran only while one thread alone had ever called tutti, and rank 0
+// of each thread polled until it gave up.
+TEST_CASE("threads on communicators of their own each progress their own calls in flight",
+          "[api][threads]") {
+  int level = MPI_THREAD_SINGLE;
+  MPI_Query_thread(&level);
+  REQUIRE(level == MPI_THREAD_MULTIPLE);  // main.cpp asks for it
+  const int me = world_rank();
+  constexpr int kThreads = 2;
+  struct Lane {
+    tutti_comm_t a = nullptr, b = nullptr;
+    bool polled_to_the_end = false, right = false;
+    std::string error;
+  };
+  std::vector<Lane> lanes(kThreads);
+  for (Lane& lane : lanes) {
+    REQUIRE(all_ranks(tutti_comm_create(MPI_COMM_WORLD, &lane.a) == TUTTI_SUCCESS));
+    REQUIRE(all_ranks(tutti_comm_create(MPI_COMM_WORLD, &lane.b) == TUTTI_SUCCESS));
+  }
+  auto run = [me](Lane& lane) {
+    const size_t count = size_t{1} << 20;  // 4 MiB: the root writes it in parts
+    std::vector<int32_t> data(count, me == 0 ? 7 : 0);
+    tutti_request_t req = nullptr, barrier = nullptr;
+    int st = tutti_ibcast(data.data(), count, TUTTI_INT32, 0, lane.b, &req);
+    lane.polled_to_the_end = true;
+    if (me == 0) {
+      if (st == TUTTI_SUCCESS) st = tutti_ibarrier(lane.a, &barrier);
+      const double give_up = MPI_Wtime() + 60;
+      int done = 0;
+      while (st == TUTTI_SUCCESS && !done && MPI_Wtime() < give_up) st = tutti_test(&barrier, &done);
+      lane.polled_to_the_end = st != TUTTI_SUCCESS || done;
+      if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
+      if (st == TUTTI_SUCCESS) st = tutti_wait(&barrier);
+    } else {
+      if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
+      if (st == TUTTI_SUCCESS) st = tutti_barrier(lane.a);
+    }
+    if (st != TUTTI_SUCCESS) lane.error = tutti_last_error();
+    lane.right = st == TUTTI_SUCCESS && data[count - 1] == 7;
+  };
+  std::vector<std::thread> threads;
+  for (Lane& lane : lanes) threads.emplace_back(run, std::ref(lane));
+  for (std::thread& t : threads) t.join();
+  for (Lane& lane : lanes) {
+    INFO(lane.error);
+    CHECK(all_ranks(lane.polled_to_the_end));
+    CHECK(all_ranks(lane.right));
+    CHECK(tutti_comm_destroy(lane.a) == TUTTI_SUCCESS);
+    CHECK(tutti_comm_destroy(lane.b) == TUTTI_SUCCESS);
+  }
 }
 
 // A blocking call small enough for the shm allreduce's direct run
