@@ -12,11 +12,24 @@ namespace {
 
 std::atomic<uint32_t> g_next_thread{1};
 
+// A call claims one communicator, a group's end one per communicator in
+// it: the first few go in place, the rest (rare) in `more`.
+constexpr int kClaimsInPlace = 4;
+
 thread_local struct {
-  uint32_t id = 0;               // this thread's mark in a Claim, from 1
-  int depth = 0;                 // tutti calls this thread is in
-  std::vector<Claim*> claimed;   // by the outermost call, released at its end
+  uint32_t id = 0;  // this thread's mark in a Claim, from 1
+  int depth = 0;    // tutti calls this thread is in
+  // Claimed by the outermost call, released at its end.
+  int claimed = 0;
+  Claim* in_place[kClaimsInPlace];
+  std::vector<Claim*> more;
 } t_thread;
+
+void note_claimed(Claim* c) {
+  if (t_thread.claimed < kClaimsInPlace) t_thread.in_place[t_thread.claimed] = c;
+  else t_thread.more.push_back(c);
+  ++t_thread.claimed;
+}
 
 uint32_t this_thread_id() {
   if (t_thread.id == 0) [[unlikely]]
@@ -32,9 +45,12 @@ std::vector<Comm*> g_comms;
 ApiCall::ApiCall() { ++t_thread.depth; }
 
 ApiCall::~ApiCall() {
-  if (--t_thread.depth > 0) return;
-  for (Claim* c : t_thread.claimed) c->by_.store(0, std::memory_order_release);
-  t_thread.claimed.clear();
+  if (--t_thread.depth > 0 || t_thread.claimed == 0) return;
+  const int in_place = std::min(t_thread.claimed, kClaimsInPlace);
+  for (int k = 0; k < in_place; ++k) t_thread.in_place[k]->by_.store(0, std::memory_order_release);
+  for (Claim* c : t_thread.more) c->by_.store(0, std::memory_order_release);
+  t_thread.more.clear();
+  t_thread.claimed = 0;
 }
 
 bool nested_call() { return t_thread.depth > 1; }
@@ -43,17 +59,15 @@ void claim(Comm& comm) {
   if (t_thread.depth == 0) return;  // outside an API call: nothing releases it
   Claim& c = comm.claim();
   const uint32_t me = this_thread_id();
+  // A call asks more than once (validation, then the run): one atomic
+  // read-modify-write per call, not per ask.
+  if (c.by_.load(std::memory_order_relaxed) == me) return;
   uint32_t free = 0;
-  if (c.by_.compare_exchange_strong(free, me, std::memory_order_acquire)) [[likely]] {
-    t_thread.claimed.push_back(&c);
-    return;
-  }
-  if (free == me) return;  // claimed earlier in this call
-  do {
+  while (!c.by_.compare_exchange_weak(free, me, std::memory_order_acquire)) {
     std::this_thread::yield();
     free = 0;
-  } while (!c.by_.compare_exchange_weak(free, me, std::memory_order_acquire));
-  t_thread.claimed.push_back(&c);
+  }
+  note_claimed(&c);
 }
 
 void add(Comm* comm) {
@@ -67,7 +81,17 @@ void remove(Comm* comm) {
     g_comms.erase(std::remove(g_comms.begin(), g_comms.end(), comm), g_comms.end());
   }
   // Its claim goes with it: the call that destroys it must not release it.
-  std::erase(t_thread.claimed, &comm->claim());
+  // The others move up over its place.
+  Claim* gone = &comm->claim();
+  std::vector<Claim*> kept;
+  const int in_place = std::min(t_thread.claimed, kClaimsInPlace);
+  for (int k = 0; k < in_place; ++k)
+    if (t_thread.in_place[k] != gone) kept.push_back(t_thread.in_place[k]);
+  for (Claim* c : t_thread.more)
+    if (c != gone) kept.push_back(c);
+  t_thread.claimed = 0;
+  t_thread.more.clear();
+  for (Claim* c : kept) note_claimed(c);
 }
 
 int progress_others(const Comm* waiting) {
