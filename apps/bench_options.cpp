@@ -100,7 +100,9 @@ std::vector<Collective> parse_collectives(const std::string& v) {
 
 }  // namespace
 
-BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help) {
+void print_bench_usage() { std::fputs(kUsage, stdout); }
+
+BenchOptions parse_bench_options(int argc, char** argv) {
   BenchOptions o;
   bool max_bytes_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -110,8 +112,8 @@ BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help
       return argv[++i];
     };
     if (arg == "--help" || arg == "-h") {
-      if (print_usage_on_help) std::fputs(kUsage, stdout);
-      std::exit(0);
+      o.help = true;
+      return o;
     } else if (arg == "--op") {
       const std::string v = value();
       if (v == "reduce-kernel")

@@ -73,9 +73,12 @@ struct BenchOptions {
   // Testing the growth check: each call of the second half leaks this much
   // (touched) memory on purpose.
   long soak_leak_kib = 0;
+  bool help = false;  // --help: print the usage and stop
 };
 
-// Parses argv; prints usage and exits on --help. Throws Error on bad input.
-BenchOptions parse_bench_options(int argc, char** argv, bool print_usage_on_help);
+// Parses argv (before MPI_Init: the options decide the thread level it asks
+// for). Throws Error on bad input; --help ends parsing with `help` set.
+BenchOptions parse_bench_options(int argc, char** argv);
+void print_bench_usage();
 
 }  // namespace tutti::apps

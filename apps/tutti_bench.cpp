@@ -482,24 +482,33 @@ void select_device_by_local_rank(int rank) {
 }  // namespace tutti::apps
 
 int main(int argc, char** argv) {
-  // Only --soak-threads asks for MPI_THREAD_MULTIPLE: Open MPI's own
-  // collectives, which tutti-bench compares with, are slower with it.
-  const bool threads = std::any_of(argv + 1, argv + argc, [](const char* a) {
-    return std::string(a) == "--soak-threads";
-  });
+  // Options first: only --soak-threads asks for MPI_THREAD_MULTIPLE (Open
+  // MPI's own collectives, which tutti-bench compares with, are slower
+  // with it). Rank 0 reports bad options once MPI says who is rank 0.
+  tutti::apps::BenchOptions options;
+  std::string bad_options;
+  try {
+    options = tutti::apps::parse_bench_options(argc, argv);
+  } catch (const tutti::Error& e) {
+    bad_options = e.what();
+  }
   int provided = MPI_THREAD_SINGLE;
-  if (threads)
+  if (options.soak_threads > 1)
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   else
     MPI_Init(&argc, &argv);
   int rank = 0, nranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  if (options.help || !bad_options.empty()) {
+    if (rank == 0 && options.help) tutti::apps::print_bench_usage();
+    if (rank == 0 && !options.help) std::fprintf(stderr, "tutti-bench: %s\n", bad_options.c_str());
+    MPI_Finalize();
+    return options.help ? 0 : 2;
+  }
   int rc = 0;
   tutti_comm_t comm = nullptr;
   try {
-    const tutti::apps::BenchOptions options =
-        tutti::apps::parse_bench_options(argc, argv, rank == 0);
     if (options.soak_threads > 1 && provided < MPI_THREAD_MULTIPLE)
       throw tutti::Error(TUTTI_ERR_UNSUPPORTED,
                          "--soak-threads: the MPI library does not provide MPI_THREAD_MULTIPLE");

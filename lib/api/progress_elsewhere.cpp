@@ -47,8 +47,11 @@ ApiCall::ApiCall() { ++t_thread.depth; }
 ApiCall::~ApiCall() {
   if (--t_thread.depth > 0 || t_thread.claimed == 0) return;
   const int in_place = std::min(t_thread.claimed, kClaimsInPlace);
-  for (int k = 0; k < in_place; ++k) t_thread.in_place[k]->by_.store(0, std::memory_order_release);
-  for (Claim* c : t_thread.more) c->by_.store(0, std::memory_order_release);
+  const auto release = [](Claim* c) {
+    if (c != nullptr) c->by_.store(0, std::memory_order_release);  // null: destroyed in the call
+  };
+  for (int k = 0; k < in_place; ++k) release(t_thread.in_place[k]);
+  for (Claim* c : t_thread.more) release(c);
   t_thread.more.clear();
   t_thread.claimed = 0;
 }
@@ -81,17 +84,11 @@ void remove(Comm* comm) {
     g_comms.erase(std::remove(g_comms.begin(), g_comms.end(), comm), g_comms.end());
   }
   // Its claim goes with it: the call that destroys it must not release it.
-  // The others move up over its place.
   Claim* gone = &comm->claim();
-  std::vector<Claim*> kept;
   const int in_place = std::min(t_thread.claimed, kClaimsInPlace);
   for (int k = 0; k < in_place; ++k)
-    if (t_thread.in_place[k] != gone) kept.push_back(t_thread.in_place[k]);
-  for (Claim* c : t_thread.more)
-    if (c != gone) kept.push_back(c);
-  t_thread.claimed = 0;
-  t_thread.more.clear();
-  for (Claim* c : kept) note_claimed(c);
+    if (t_thread.in_place[k] == gone) t_thread.in_place[k] = nullptr;
+  std::replace(t_thread.more.begin(), t_thread.more.end(), gone, static_cast<Claim*>(nullptr));
 }
 
 int progress_others(const Comm* waiting) {

@@ -88,36 +88,53 @@ TEST_CASE("a blocking call on one communicator progresses the calls in flight on
   CHECK(tutti_comm_destroy(b) == TUTTI_SUCCESS);
 }
 
-// The same with the barrier non-blocking and polled by tutti_test, as an
-// MPI program polls MPI_Test: a poll that found its own call idle must
-// progress the others too (MPI's progress rule), or rank 0 polls for ever
-// (tutti_test has no timeout of its own). Given 20 s here; then the root
-// waits for its ibcast, which lets the others reach the barrier.
-TEST_CASE("polling a call with tutti_test progresses the calls in flight on another communicator",
-          "[api]") {
+namespace {
+
+// Rank 0: an ibcast of `count` int32 on `b`, then an ibarrier on `a` polled
+// by tutti_test for up to `seconds` (an MPI program polling MPI_Test); then
+// it waits for both. The others wait for the ibcast, then the barrier. A
+// poll that found its own call idle must progress the other communicator
+// (MPI's progress rule), or rank 0 polls until it gives up (tutti_test has
+// no timeout of its own); then the root's wait lets the others go on.
+struct PolledBarrier {
+  bool polled_to_the_end = false;  // the poll ended the barrier (or failed)
+  bool right = false;              // every call succeeded, the data arrived
+  std::string error;
+};
+PolledBarrier ibcast_then_polled_barrier(tutti_comm_t a, tutti_comm_t b, size_t count, double seconds) {
   const int me = world_rank();
-  tutti_comm_t b = nullptr;
-  REQUIRE(all_ranks(tutti_comm_create(MPI_COMM_WORLD, &b) == TUTTI_SUCCESS));
-  const size_t count = size_t{4} << 20;
   std::vector<int32_t> data(count, me == 0 ? 7 : 0);
   tutti_request_t req = nullptr, barrier = nullptr;
+  PolledBarrier out;
+  out.polled_to_the_end = true;
   int st = tutti_ibcast(data.data(), count, TUTTI_INT32, 0, b, &req);
-  bool polled_to_the_end = true;
   if (me == 0) {
-    if (st == TUTTI_SUCCESS) st = tutti_ibarrier(world(), &barrier);
-    const double give_up = MPI_Wtime() + 20;
+    if (st == TUTTI_SUCCESS) st = tutti_ibarrier(a, &barrier);
+    const double give_up = MPI_Wtime() + seconds;
     int done = 0;
     while (st == TUTTI_SUCCESS && !done && MPI_Wtime() < give_up) st = tutti_test(&barrier, &done);
-    polled_to_the_end = st != TUTTI_SUCCESS || done;
+    out.polled_to_the_end = st != TUTTI_SUCCESS || done;
     if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
     if (st == TUTTI_SUCCESS) st = tutti_wait(&barrier);  // done already where the poll ended it
   } else {
     if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
-    if (st == TUTTI_SUCCESS) st = tutti_barrier(world());
+    if (st == TUTTI_SUCCESS) st = tutti_barrier(a);
   }
-  INFO(tutti_last_error());
-  CHECK(all_ranks(polled_to_the_end));
-  CHECK(all_ranks(st == TUTTI_SUCCESS && data[count - 1] == 7));
+  if (st != TUTTI_SUCCESS) out.error = tutti_last_error();
+  out.right = st == TUTTI_SUCCESS && data[count - 1] == 7;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("polling a call with tutti_test progresses the calls in flight on another communicator",
+          "[api]") {
+  tutti_comm_t b = nullptr;
+  REQUIRE(all_ranks(tutti_comm_create(MPI_COMM_WORLD, &b) == TUTTI_SUCCESS));
+  const PolledBarrier run = ibcast_then_polled_barrier(world(), b, size_t{4} << 20, 20);
+  INFO(run.error);
+  CHECK(all_ranks(run.polled_to_the_end));
+  CHECK(all_ranks(run.right));
   CHECK(tutti_comm_destroy(b) == TUTTI_SUCCESS);
 }
 
@@ -131,46 +148,24 @@ TEST_CASE("threads on communicators of their own each progress their own calls i
   int level = MPI_THREAD_SINGLE;
   MPI_Query_thread(&level);
   REQUIRE(level == MPI_THREAD_MULTIPLE);  // main.cpp asks for it
-  const int me = world_rank();
   constexpr int kThreads = 2;
   struct Lane {
     tutti_comm_t a = nullptr, b = nullptr;
-    bool polled_to_the_end = false, right = false;
-    std::string error;
+    PolledBarrier run;
   };
   std::vector<Lane> lanes(kThreads);
   for (Lane& lane : lanes) {
     REQUIRE(all_ranks(tutti_comm_create(MPI_COMM_WORLD, &lane.a) == TUTTI_SUCCESS));
     REQUIRE(all_ranks(tutti_comm_create(MPI_COMM_WORLD, &lane.b) == TUTTI_SUCCESS));
   }
-  auto run = [me](Lane& lane) {
-    const size_t count = size_t{1} << 20;  // 4 MiB: the root writes it in parts
-    std::vector<int32_t> data(count, me == 0 ? 7 : 0);
-    tutti_request_t req = nullptr, barrier = nullptr;
-    int st = tutti_ibcast(data.data(), count, TUTTI_INT32, 0, lane.b, &req);
-    lane.polled_to_the_end = true;
-    if (me == 0) {
-      if (st == TUTTI_SUCCESS) st = tutti_ibarrier(lane.a, &barrier);
-      const double give_up = MPI_Wtime() + 60;
-      int done = 0;
-      while (st == TUTTI_SUCCESS && !done && MPI_Wtime() < give_up) st = tutti_test(&barrier, &done);
-      lane.polled_to_the_end = st != TUTTI_SUCCESS || done;
-      if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
-      if (st == TUTTI_SUCCESS) st = tutti_wait(&barrier);
-    } else {
-      if (st == TUTTI_SUCCESS) st = tutti_wait(&req);
-      if (st == TUTTI_SUCCESS) st = tutti_barrier(lane.a);
-    }
-    if (st != TUTTI_SUCCESS) lane.error = tutti_last_error();
-    lane.right = st == TUTTI_SUCCESS && data[count - 1] == 7;
-  };
   std::vector<std::thread> threads;
-  for (Lane& lane : lanes) threads.emplace_back(run, std::ref(lane));
+  for (Lane& lane : lanes)  // 4 MiB each: the root writes it in parts
+    threads.emplace_back([&lane] { lane.run = ibcast_then_polled_barrier(lane.a, lane.b, size_t{1} << 20, 60); });
   for (std::thread& t : threads) t.join();
   for (Lane& lane : lanes) {
-    INFO(lane.error);
-    CHECK(all_ranks(lane.polled_to_the_end));
-    CHECK(all_ranks(lane.right));
+    INFO(lane.run.error);
+    CHECK(all_ranks(lane.run.polled_to_the_end));
+    CHECK(all_ranks(lane.run.right));
     CHECK(tutti_comm_destroy(lane.a) == TUTTI_SUCCESS);
     CHECK(tutti_comm_destroy(lane.b) == TUTTI_SUCCESS);
   }
