@@ -86,8 +86,9 @@ int tutti_comm_rank(tutti_comm_t comm, int *rank);
 int tutti_comm_size(tutti_comm_t comm, int *size);
 /* Not collective. Every operation in flight on comm, here and (as soon as
  * they wait) on the other ranks, and every later one, fails with
- * TUTTI_ERR_TRANSPORT and a message naming the aborting rank. The
- * communicator can then only be destroyed (tutti_comm_destroy is still
+ * TUTTI_ERR_TRANSPORT and a message naming the aborting rank. May be called
+ * from another thread while a call on comm is blocked (a watchdog): that
+ * call ends. The communicator can then only be destroyed (tutti_comm_destroy is still
  * collective: every live rank must call it). */
 int tutti_comm_abort(tutti_comm_t comm);
 

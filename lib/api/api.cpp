@@ -551,6 +551,12 @@ int tutti_comm_destroy(tutti_comm_t comm) {
 
 int tutti_comm_abort(tutti_comm_t comm) {
   return guarded([&] {
+    if (!comm || !comm->impl) [[unlikely]]
+      null_comm("tutti_comm_abort");
+    // Asked first: a call another thread is inside (a hung collective
+    // under a watchdog) sees it in its idle wait, aborts and returns; then
+    // this thread's claim goes through.
+    comm->impl->ask_abort();
     comm_of(comm, "tutti_comm_abort").abort();
     return TUTTI_SUCCESS;
   });
@@ -745,7 +751,7 @@ int tutti_test(tutti_request_t* req, int* done) {
       // of the calls in flight on the others, as a wait does: a program
       // polling this request may be what a peer waits on over there.
       if (events == 0) progress_elsewhere::progress_others(&r->comm());
-      r->comm().poll_remote_abort();
+      r->comm().poll_aborts();
       return TUTTI_SUCCESS;
     }
     *done = 1;

@@ -601,8 +601,9 @@ class Comm::Patience {
       if (sleeping_) std::this_thread::sleep_for(std::chrono::microseconds(kIdleSleepUs));
       else if (yields_) sched_yield();
       if ((idle_ & 63) == 0) {
-        // Stuck, perhaps because another rank aborted: ask now and then.
-        comm_.poll_remote_abort();
+        // Stuck, perhaps because another rank (or a thread here) aborted:
+        // ask now and then.
+        comm_.poll_aborts();
         if (comm_.config_.sleep_after_us > 0 && !sleeping_) start_sleeping_when_due();
       }
     }
@@ -1039,19 +1040,20 @@ std::span<const size_t> Comm::exchange_node_counts(const CollArgs& args) {
     // while no operation in flight needs it), and the operations in flight:
     // a node peer may need this rank's part of one before it gets here.
     const int events = transport_->progress() + progress();
-    if (!patience.after_poll_at(n, events > 0)) {
+    const bool in_time = patience.after_poll_at(n, events > 0);
+    if (!in_time || aborted_) {  // aborted: another rank's notice or a thread's ask
       std::vector<int> waiting;
       for (size_t i = 0; i < done.size(); ++i)
         if (!done[i].done) waiting.push_back(peer_of[i]);
-      const std::string message =
-          timeout_message("alltoallv: the exchange of counts inside the node", waiting,
-                          config_.timeout_s);
+      const char* what = "alltoallv: the exchange of counts inside the node";
+      const std::string message = in_time ? str(what, ": ", failure_)
+                                          : timeout_message(what, waiting, config_.timeout_s);
       for (Completion& c : done)
         if (!c.done) transport_->cancel(&c);
       for (int spins = 0; finished() < done.size() && spins < 1000000; ++spins) transport_->progress();
       // The peers may still wait for what this rank never sent.
       mark_failed(message);
-      fail(TUTTI_ERR_TIMEOUT, message);
+      fail(in_time ? TUTTI_ERR_TRANSPORT : TUTTI_ERR_TIMEOUT, message);
     }
   }
   for (size_t i = 0; i < done.size(); ++i) {
@@ -1095,7 +1097,12 @@ void Comm::abort() {
   if (recorder_) recorder_->write(failure_);
 }
 
-bool Comm::poll_remote_abort() {
+bool Comm::poll_aborts() {
+  // Once per ask (a relaxed read first: this runs on every idle poll).
+  if (abort_asked_.load(std::memory_order_relaxed) && abort_asked_.exchange(false)) [[unlikely]] {
+    abort();
+    return true;
+  }
   const std::optional<int> from = abort_channel_->poll();
   if (!from) return false;
   if (!aborted_) {
@@ -1122,6 +1129,7 @@ void Comm::agree_with_peers(const CollArgs& args) {
         fail_everything(TUTTI_ERR_TIMEOUT, message);
         fail(TUTTI_ERR_TIMEOUT, message);
       }
+      if (aborted_) fail(TUTTI_ERR_TRANSPORT, describe(args), ": ", failure_);
     }
   }
   // Then this call's, progressing the operations in flight meanwhile: a
@@ -1140,6 +1148,7 @@ void Comm::agree_with_peers(const CollArgs& args) {
       mark_failed(message);
       fail(TUTTI_ERR_TIMEOUT, message);
     }
+    if (aborted_) fail(TUTTI_ERR_TRANSPORT, describe(args), ": ", failure_);
   }
   if (agreement->status() != TUTTI_SUCCESS) fail(agreement->status(), agreement->error());
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <set>
@@ -140,8 +141,13 @@ class Comm {
   // here, and tells the other ranks, whose communicators do the same when
   // they next wait idle.
   void abort();
-  // Whether another rank aborted; if so, aborts here too. For idle waits.
-  bool poll_remote_abort();
+  // tutti_comm_abort from a thread other than the one inside a call on this
+  // communicator (a watchdog): that call's idle wait aborts, here and on
+  // the other ranks, and returns; then the asking thread gets its turn.
+  void ask_abort() { abort_asked_.store(true, std::memory_order_release); }
+  // Whether this communicator has been aborted by another thread's ask or
+  // by another rank; if so, aborts here too. For idle waits and polls.
+  bool poll_aborts();
 
   size_t operations_in_flight() const { return active_.size() + shm_waiting_.size(); }
 
@@ -341,6 +347,7 @@ class Comm {
   std::deque<std::shared_ptr<CheckedOp>> checked_waiting_;
   std::unique_ptr<AbortChannel> abort_channel_;
   bool aborted_ = false;  // here or by another rank's notice
+  std::atomic<bool> abort_asked_{false};  // by another thread: ask_abort()
   std::unique_ptr<FlightRecorder> recorder_;  // TUTTI_TRACE only
   // From now on every call fails fast with `why` (a timeout, an abort, a
   // transport failure). The first cause stays: a later call that failed

@@ -18,6 +18,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -641,6 +642,38 @@ TEST_CASE("tutti_comm_abort fails the operations of every rank", "[faults]") {
   CHECK(all_ranks(has(text, "rank " + std::to_string(me) + " of " + std::to_string(p)) &&
                   (me != 0 || has(text, "aborted by tutti_comm_abort on rank 0")) &&
                   (me == 0 || has(text, "rank 0 called tutti_comm_abort"))));
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+// A watchdog thread aborts the call another thread is blocked in (as
+// PyTorch's watchdog aborts a hung NCCL communicator): that call returns
+// long before its timeout, here and, through the notice, on every rank.
+// Before, tutti_comm_abort waited for the call to return: until it timed out.
+TEST_CASE("tutti_comm_abort from another thread ends the call a thread is blocked in",
+          "[faults][threads]") {
+  const int me = world_rank();
+  FaultComm c(EnvList{{"TUTTI_TIMEOUT", "60"}});
+  int st = TUTTI_SUCCESS;
+  double waited_s = 0;
+  std::string error;
+  std::thread caller([&] {  // every rank: a receive nobody answers
+    const double t0 = MPI_Wtime();
+    int32_t x = 0;
+    st = tutti_recv(&x, 1, TUTTI_INT32, TUTTI_ANY_SOURCE, 4242, c.comm);
+    waited_s = MPI_Wtime() - t0;
+    if (st != TUTTI_SUCCESS) error = tutti_last_error();
+  });
+  int abort_st = TUTTI_SUCCESS;
+  if (me == 0) {
+    usleep(300000);  // the caller is (or will be) blocked in its receive
+    abort_st = tutti_comm_abort(c.comm);
+  }
+  caller.join();
+  INFO(error);
+  CHECK(abort_st == TUTTI_SUCCESS);
+  CHECK(all_ranks(st == TUTTI_ERR_TRANSPORT && waited_s < 30));
+  CHECK(all_ranks(me == 0 ? has(error, "aborted by tutti_comm_abort on rank 0")
+                          : has(error, "rank 0 called tutti_comm_abort")));
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
