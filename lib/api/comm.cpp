@@ -666,9 +666,14 @@ std::string Comm::timeout_message(const std::string& what, std::vector<int> wait
   std::sort(waiting.begin(), waiting.end());  // one entry per message
   waiting.erase(std::unique(waiting.begin(), waiting.end()), waiting.end());
   std::string peers;
-  for (int p : waiting) peers += str(peers.empty() ? "" : ", ", p);
+  std::string unmatched;  // what came from them that nothing here expects
+  for (int p : waiting) {
+    peers += str(peers.empty() ? "" : ", ", p);
+    const std::string early = transport_->unmatched_from(p);
+    if (!early.empty()) unmatched += str("; unmatched here from rank ", p, ": ", early);
+  }
   return str(what, " timed out after ", timeout_s, " s on rank ", rank_,
-             peers.empty() ? std::string() : str("; still waiting for rank(s) ", peers));
+             peers.empty() ? std::string() : str("; still waiting for rank(s) ", peers), unmatched);
 }
 
 Status Comm::run_blocking(const CollArgs& args, const void* in, void* out, MemoryType in_mem,

@@ -106,6 +106,20 @@ class Transport {
   virtual void cancel(Completion* c) = 0;
   // Whether this transport can move `mem` memory itself.
   virtual bool supports(MemoryType mem) const { return mem == MemoryType::Host; }
+  // For a timeout's message: a message from `peer` that arrived and no
+  // receive has matched ("call #14, message 3, 524288 bytes"), or empty. It
+  // tells a message that never came from one the ranks label differently.
+  virtual std::string unmatched_from(int /*peer*/) { return {}; }
 };
+
+// "call #14, message 3" or "point-to-point tag 5": what a tag names (the
+// call's number modulo 2^20, as the tag carries it).
+inline std::string describe_tag(Tag tag) {
+  if (is_user_tag(tag)) return str("point-to-point tag ", static_cast<int32_t>(tag & 0xffffffffu));
+  const uint64_t index = tag & (kMaxMessagesPerPair - 1);
+  const uint64_t seq = (tag >> kTagIndexBits) & kTagSeqMask;
+  if (index == kOutOfScheduleIndex) return str("call #", seq, ", outside its schedule");
+  return str("call #", seq, ", message ", index);
+}
 
 }  // namespace tutti

@@ -727,6 +727,19 @@ void UcxTransport::cancel(Completion* c) {
   ucp_request_cancel(worker_, c->handle);
 }
 
+std::string UcxTransport::unmatched_from(int peer) {
+  if (peer < 0 || peer >= nranks_) return {};
+  const std::unique_lock<std::mutex> guard = hold();
+  // The first message from `peer` in UCX's unexpected queue, left there.
+  ucp_tag_recv_info_t info{};
+  const ucp_tag_message_h message = ucp_tag_probe_nb(
+      worker_, static_cast<ucp_tag_t>(peer) << kSourceShift, kSourceMask, 0, &info);
+  if (message == nullptr) return {};
+  const ucp_tag_t tag = info.sender_tag & ~(kSourceMask | kAckFlag | kUserAckRequest);
+  return str((info.sender_tag & kAckFlag) ? "an acknowledgement of " : "", describe_tag(tag), ", ",
+             info.length, " bytes");
+}
+
 bool UcxTransport::supports(MemoryType mem) const {
   if (mem == MemoryType::Host) return true;
   return (memory_types_ & UCS_BIT(UCS_MEMORY_TYPE_CUDA)) != 0;

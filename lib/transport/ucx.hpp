@@ -39,6 +39,7 @@ class UcxTransport : public Transport {
   void user_polls(bool starts) override;
   void cancel(Completion* c) override;
   bool supports(MemoryType mem) const override;
+  std::string unmatched_from(int peer) override;
 
   // Messages of at least this many bytes to a rank on the same machine (and
   // all device-memory messages) are acknowledged by their receiver with a

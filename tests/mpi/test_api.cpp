@@ -4,6 +4,7 @@
 // the communicator stays usable.
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <numeric>
@@ -395,6 +396,36 @@ TEST_CASE("a receive from any source of the wrong size names the sender, and the
     st = TUTTI_SUCCESS;
   }
   CHECK(st == TUTTI_SUCCESS);
+  CHECK(all_ranks(tutti_barrier(world()) == TUTTI_SUCCESS));
+}
+
+// A timeout names what did arrive from the awaited rank under another tag
+// (UCX transport: its unexpected queue): a message that never came reads
+// differently from one the ranks label differently.
+TEST_CASE("a receive that times out names the unmatched message its peer sent", "[api]") {
+  const int p = world_size(), me = world_rank();
+  if (p < 2) return;
+  const int right = (me + 1) % p, left = (me + p - 1) % p;
+  std::vector<int32_t> out(4, me), in(4, -1);
+  tutti_request_t s = nullptr, r = nullptr;
+  REQUIRE(tutti_isend(out.data(), out.size(), TUTTI_INT32, right, 88, world(), &s) == 0);
+  REQUIRE(tutti_irecv(in.data(), in.size(), TUTTI_INT32, left, 89, world(), &r) == 0);
+  MPI_Barrier(MPI_COMM_WORLD);  // every tag-88 message has been sent
+  const double give_up = MPI_Wtime() + 10;  // it has also arrived, once a poll saw it
+  int done = 0;
+  while (MPI_Wtime() < give_up && tutti_test(&s, &done) == TUTTI_SUCCESS && !done) {
+  }
+  CHECK(tutti_wait_timeout(&r, 0.5) == TUTTI_ERR_TIMEOUT);
+  const std::string error = tutti_last_error();
+  INFO(error);
+  const char* transport = std::getenv("TUTTI_TRANSPORT");
+  if (transport == nullptr || std::string(transport) == "ucx")
+    CHECK(error.find("unmatched here from rank " + std::to_string(left) + ": point-to-point tag 88, 16 bytes") != std::string::npos);
+  else  // the MPI transport does not look
+    CHECK(error.find("unmatched") == std::string::npos);
+  MPI_Barrier(MPI_COMM_WORLD);
+  REQUIRE(tutti_recv(in.data(), in.size(), TUTTI_INT32, left, 88, world()) == 0);
+  CHECK(in == std::vector<int32_t>(4, left));
   CHECK(all_ranks(tutti_barrier(world()) == TUTTI_SUCCESS));
 }
 
