@@ -88,8 +88,8 @@ int tutti_comm_size(tutti_comm_t comm, int *size);
  * they wait) on the other ranks, and every later one, fails with
  * TUTTI_ERR_TRANSPORT and a message naming the aborting rank. May be called
  * from another thread while a call on comm is blocked (a watchdog): that
- * call ends. The communicator can then only be destroyed (tutti_comm_destroy is still
- * collective: every live rank must call it). */
+ * call ends. The communicator can then only be destroyed
+ * (tutti_comm_destroy is still collective: every live rank must call it). */
 int tutti_comm_abort(tutti_comm_t comm);
 
 /* ---- errors ------------------------------------------------------------- */
