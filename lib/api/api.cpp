@@ -45,13 +45,20 @@ bool is_in_place(const void* p) { return p == TUTTI_IN_PLACE || p == MPI_IN_PLAC
   invalid(str(fn, ": comm is NULL"));
 }
 
+// The communicator a call works on, not claimed (tutti_comm_abort asks
+// before it claims).
+Comm& unclaimed_comm_of(tutti_comm_t comm, const char* fn) {
+  if (!comm || !comm->impl) [[unlikely]]
+    null_comm(fn);
+  return *comm->impl;
+}
+
 // The communicator a call works on, claimed for this thread until the call
 // returns (progress_elsewhere.hpp).
 Comm& comm_of(tutti_comm_t comm, const char* fn) {
-  if (!comm || !comm->impl) [[unlikely]]
-    null_comm(fn);
-  progress_elsewhere::claim(*comm->impl);
-  return *comm->impl;
+  Comm& c = unclaimed_comm_of(comm, fn);
+  progress_elsewhere::claim(c);
+  return c;
 }
 
 // The communicator of a request, claimed likewise.
@@ -551,12 +558,10 @@ int tutti_comm_destroy(tutti_comm_t comm) {
 
 int tutti_comm_abort(tutti_comm_t comm) {
   return guarded([&] {
-    if (!comm || !comm->impl) [[unlikely]]
-      null_comm("tutti_comm_abort");
     // Asked first: a call another thread is inside (a hung collective
     // under a watchdog) sees it in its idle wait, aborts and returns; then
     // this thread's claim goes through.
-    comm->impl->ask_abort();
+    unclaimed_comm_of(comm, "tutti_comm_abort").ask_abort();
     comm_of(comm, "tutti_comm_abort").abort();
     return TUTTI_SUCCESS;
   });
