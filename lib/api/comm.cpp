@@ -574,9 +574,21 @@ std::shared_ptr<Operation> Comm::launch(const CollArgs& in_args, const Plan& pla
 // keeps being scheduled beside threads that compute. Sleeping costs at most
 // one sleep's wake-up per stretch without progress (where the waiter sees
 // progress: rounds, flag waits, transport events).
+//
+// A wait whose polls are the MPI library's (MPI_Test) never sleeps; it
+// yields, as the MPI library's own blocking calls do. Open MPI 4.1 over TCP
+// stalls for 12-35 s where one thread of a process polls MPI_Test with
+// sleeps of 200 us between polls while another thread waits in a blocking
+// MPI call: tests/cluster/mpi_threads_probe.cpp, an MPI-only program, on 2
+// x 2 emulated nodes (docs/RELIABILITY.md). With yields instead, or without
+// the second thread, it runs clean.
 class Comm::Patience {
  public:
-  Patience(Comm& comm, double timeout_s) : comm_(comm), timeout_s_(timeout_s) {
+  // What a wait polls: tutti's transport (UCX, the shared segment) or, in
+  // part, the MPI library.
+  enum class Polls { Tutti, Mpi };
+  Patience(Comm& comm, double timeout_s, Polls polls = Polls::Tutti)
+      : comm_(comm), timeout_s_(timeout_s), may_sleep_(polls == Polls::Tutti) {
     if (comm.config_.debug.calls) start_clock();
   }
   // For a wait on `op`: where its polls are the MPI library's, and the
@@ -584,7 +596,8 @@ class Comm::Patience {
   // between polls. Yielding again after each: an MPI_Ialltoallv waited on
   // by MPI_Test took 1.14-1.34x the blocking call's time on 2 x 2 emulated
   // nodes, without 1.07-1.11 (docs/perf/mpi-op-polling-2026-11-29.txt).
-  Patience(Comm& comm, double timeout_s, const Operation& op) : Patience(comm, timeout_s) {
+  Patience(Comm& comm, double timeout_s, const Operation& op)
+      : Patience(comm, timeout_s, op.polls_mpi() ? Polls::Mpi : Polls::Tutti) {
     yields_ = !(op.polls_mpi() && comm.config_.launcher_yields);
   }
   // After a poll; `progressed`: it found something to do. False once the
@@ -604,7 +617,8 @@ class Comm::Patience {
         // Stuck, perhaps because another rank (or a thread here) aborted:
         // ask now and then.
         comm_.poll_aborts();
-        if (comm_.config_.sleep_after_us > 0 && !sleeping_) start_sleeping_when_due();
+        if (may_sleep_ && comm_.config_.sleep_after_us > 0 && !sleeping_)
+          start_sleeping_when_due();
       }
     }
     return timeout_s_ <= 0 || (++polls_ & 63) != 0 || !timed_out();
@@ -651,7 +665,8 @@ class Comm::Patience {
   double timeout_s_;
   Clock::time_point start_{};
   bool clock_started_ = false;
-  bool yields_ = true;  // sched_yield between idle polls (else the MPI library does)
+  bool may_sleep_ = true;  // not where the polls are the MPI library's (see above)
+  bool yields_ = true;     // sched_yield between idle polls (else the MPI library does)
   int idle_ = 0;
   uint64_t polls_ = 0;
   uint64_t last_mark_ = 0;
@@ -1124,7 +1139,7 @@ void Comm::agree_with_peers(const CollArgs& args) {
   // Earlier non-blocking calls agree (and start) first: every rank posts the
   // agreements in call order.
   if (!checked_waiting_.empty()) {
-    Patience patience(*this, config_.timeout_s);
+    Patience patience(*this, config_.timeout_s, Patience::Polls::Mpi);
     while (!checked_waiting_.empty()) {
       const int events = progress();
       if (!patience.after_poll(events > 0)) {
@@ -1143,7 +1158,7 @@ void Comm::agree_with_peers(const CollArgs& args) {
   // leader's non-blocking reduce unfinished, whose node segment the next
   // bcast waited for: a deadlock, tutti-bench --soak-window on 2+1+2 nodes).
   const std::unique_ptr<Agreement> agreement = signature_check_->start(args);
-  Patience patience(*this, config_.timeout_s);
+  Patience patience(*this, config_.timeout_s, Patience::Polls::Mpi);
   while (!agreement->poll()) {
     const int events = progress();
     if (!patience.after_poll(events > 0)) {
