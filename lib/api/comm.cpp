@@ -165,7 +165,7 @@ Comm::Comm(MPI_Comm mpi_comm)
   }
 #endif
   if (config_.check) signature_check_ = std::make_unique<SignatureCheck>(mpi_comm_);
-  abort_channel_ = std::make_unique<AbortChannel>(mpi_comm_);
+  abort_channel_ = std::make_unique<AbortChannel>(*transport_);
   if (!config_.trace_prefix.empty()) {
     int world_rank = 0;
     check_mpi(MPI_Comm_rank(MPI_COMM_WORLD, &world_rank), "MPI_Comm_rank");
@@ -290,6 +290,7 @@ Comm::~Comm() {
                         " offers refused (staged)"));
   }
 #endif
+  abort_channel_.reset();  // its receive is posted on the transport
   transport_.reset();
   // A collective of the MPI library left in flight by a timeout still runs
   // on the duplicate: it stays to MPI_Finalize.
@@ -575,8 +576,10 @@ std::shared_ptr<Operation> Comm::launch(const CollArgs& in_args, const Plan& pla
 // one sleep's wake-up per stretch without progress (where the waiter sees
 // progress: rounds, flag waits, transport events).
 //
-// A wait whose polls are the MPI library's (MPI_Test) never sleeps; it
-// yields, as the MPI library's own blocking calls do. Open MPI 4.1 over TCP
+// A wait whose polls are the MPI library's (MPI_Test: its own operation,
+// another in flight here or on the communicators it progresses, the MPI
+// transport) never sleeps; it yields, as the MPI library's own blocking
+// calls do. Abort notices come over tutti's transport for the same reason. Open MPI 4.1 over TCP
 // stalls for 12-35 s where one thread of a process polls MPI_Test with
 // sleeps of 200 us between polls while another thread waits in a blocking
 // MPI call: tests/cluster/mpi_threads_probe.cpp, an MPI-only program, on 2
@@ -610,8 +613,10 @@ class Comm::Patience {
     } else if (++idle_ > comm_.config_.spin_before_yield) {
       // Idle here: do this rank's part of what is in flight on the other
       // communicators, which a peer may need before it gets to this call.
-      progress_elsewhere::progress_others(&comm_);
-      if (sleeping_) std::this_thread::sleep_for(std::chrono::microseconds(kIdleSleepUs));
+      bool elsewhere_polls_mpi = false;
+      progress_elsewhere::progress_others(&comm_, &elsewhere_polls_mpi);
+      if (sleeping_ && !elsewhere_polls_mpi && !comm_.progress_polls_mpi())
+        std::this_thread::sleep_for(std::chrono::microseconds(kIdleSleepUs));
       else if (yields_) sched_yield();
       if ((idle_ & 63) == 0) {
         // Stuck, perhaps because another rank (or a thread here) aborted:
@@ -961,6 +966,13 @@ int Comm::progress() {
     else active_.push_back(shm_holder_);
   }
   return events;
+}
+
+bool Comm::progress_polls_mpi() const {
+  if (transport_->polls_mpi() || !checked_waiting_.empty()) return true;
+  if (direct_ && !direct_->finished() && direct_->polls_mpi()) return true;
+  return std::any_of(active_.begin(), active_.end(),
+                     [](const std::shared_ptr<Operation>& op) { return op->polls_mpi(); });
 }
 
 namespace {

@@ -112,6 +112,10 @@ class Comm {
   // One round of progress on everything in flight; returns the number of
   // transport events (0: nothing happened).
   int progress();
+  // Whether progress() calls into the MPI library now: the transport is
+  // MPI's, or something in flight polls MPI (the `mpi` algorithm, a
+  // TUTTI_CHECK agreement). A wait that does must not sleep (Patience).
+  bool progress_polls_mpi() const;
   // Whether operations are in flight here (started, queued, or agreeing).
   bool has_in_flight() const {
     return !active_.empty() || !shm_waiting_.empty() || !checked_waiting_.empty();

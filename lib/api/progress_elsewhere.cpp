@@ -91,13 +91,18 @@ void remove(Comm* comm) {
   std::replace(t_thread.more.begin(), t_thread.more.end(), gone, static_cast<Claim*>(nullptr));
 }
 
-int progress_others(const Comm* waiting) {
+int progress_others(const Comm* waiting, bool* polled_mpi) {
   // One pass at a time (a thread that finds another passing goes on
   // waiting on its own), and never one inside another.
   const std::unique_lock<std::mutex> lock(g_mutex, std::try_to_lock);
   if (!lock.owns_lock()) return 0;
   const uint32_t me = this_thread_id();
   int events = 0;
+  // Asked before each comm's progress: what it polls may finish there.
+  auto progress = [polled_mpi](Comm& comm) {
+    if (polled_mpi && !*polled_mpi) *polled_mpi = comm.progress_polls_mpi();
+    return comm.progress();
+  };
   for (Comm* comm : g_comms) {
     if (comm == waiting) continue;
     Claim& c = comm->claim();
@@ -108,9 +113,9 @@ int progress_others(const Comm* waiting) {
         Claim& c;
         ~Release() { c.by_.store(0, std::memory_order_release); }
       } release{c};
-      if (comm->has_in_flight()) events += comm->progress();
+      if (comm->has_in_flight()) events += progress(*comm);
     } else if (free == me && comm->has_in_flight()) {
-      events += comm->progress();  // this thread's own call holds it (a group's wait)
+      events += progress(*comm);  // this thread's own call holds it (a group's wait)
     }
   }
   return events;

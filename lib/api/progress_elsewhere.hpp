@@ -28,7 +28,7 @@ namespace progress_elsewhere {
 class Claim {
  private:
   friend void claim(Comm& comm);
-  friend int progress_others(const Comm* waiting);
+  friend int progress_others(const Comm* waiting, bool* polled_mpi);
   friend class ApiCall;
   std::atomic<uint32_t> by_{0};
 };
@@ -57,8 +57,9 @@ void add(Comm* comm);
 void remove(Comm* comm);
 // From a wait or poll on `waiting` (null: tutti_progress) that found
 // nothing to do: progresses the other communicators' operations in flight
-// that no other thread is inside. Returns how many events that found.
-int progress_others(const Comm* waiting);
+// that no other thread is inside. Returns how many events that found;
+// sets `*polled_mpi` where one of them polled the MPI library.
+int progress_others(const Comm* waiting, bool* polled_mpi = nullptr);
 
 }  // namespace progress_elsewhere
 }  // namespace tutti

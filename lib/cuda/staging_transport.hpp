@@ -74,6 +74,7 @@ class StagingTransport final : public Transport {
   int progress() override;
   void cancel(Completion* c) override;
   bool supports(MemoryType) const override { return true; }
+  bool polls_mpi() const override { return inner_->polls_mpi(); }
 
   // Whether device buffers go through pinned memory (else straight through).
   bool staging() const { return staging_; }

@@ -1,46 +1,58 @@
 #include "safety/abort_channel.hpp"
 
-#include "transport/mpi_types.hpp"
-
 namespace tutti {
 
-AbortChannel::AbortChannel(MPI_Comm comm) {
-  check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup (abort channel)");
-  check_mpi(MPI_Comm_rank(comm_, &rank_), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(comm_, &size_), "MPI_Comm_size");
-  notice_ = rank_;
-  check_mpi(MPI_Irecv(&from_, 1, MPI_INT, MPI_ANY_SOURCE, 0, comm_, &receive_),
-            "MPI_Irecv (abort channel)");
+namespace {
+// How long the destructor polls for a cancelled receive or a notice in
+// flight: a cancel completes at once or on the next progress; a small
+// notice is sent eagerly.
+constexpr int kSettlePolls = 100000;
+}  // namespace
+
+AbortChannel::AbortChannel(Transport& transport)
+    : transport_(transport), receive_(std::make_unique<Completion>()), notice_(transport.rank()) {
+  const Status st = transport_.recv(kAnySource, kAbortNoticeTag, &from_, sizeof from_,
+                                    MemoryType::Host, receive_.get());
+  if (st != TUTTI_SUCCESS)
+    fail(st, "posting the receive of abort notices on the ", transport_.name(),
+         " transport: ", last_error());
 }
 
 AbortChannel::~AbortChannel() {
-  // A cancelled receive completes whatever its peers do (MPI 3.1, 3.8.4), so
-  // the wait ends. Where MPI refused the cancel it might not: the request is
-  // left to MPI rather than waited for without end.
-  if (receive_ != MPI_REQUEST_NULL && MPI_Cancel(&receive_) == MPI_SUCCESS)
-    MPI_Wait(&receive_, MPI_STATUS_IGNORE);
-  // Notices are small (sent eagerly); a peer that is gone must not block us.
-  for (MPI_Request& r : sends_)
-    if (r != MPI_REQUEST_NULL) MPI_Request_free(&r);
-  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (!receive_->done) transport_.cancel(receive_.get());
+  // A completion the transport still holds after the bounded wait must
+  // outlive it (the transport may write to it as it shuts down): left.
+  if (!settle(*receive_)) (void)receive_.release();
+  if (sends_) {
+    bool all_settled = true;
+    for (int r = 0; r < transport_.nranks(); ++r)
+      if (r != transport_.rank()) all_settled &= settle(sends_[static_cast<size_t>(r)]);
+    if (!all_settled) (void)sends_.release();
+  }
+}
+
+bool AbortChannel::settle(Completion& c) {
+  for (int polls = 0; !c.done && polls < kSettlePolls; ++polls) transport_.progress();
+  return c.done;
 }
 
 void AbortChannel::notify_all() {
-  if (notified_) return;
-  notified_ = true;
-  for (int r = 0; r < size_; ++r) {
-    if (r == rank_) continue;
-    MPI_Request req = MPI_REQUEST_NULL;
-    check_mpi(MPI_Isend(&notice_, 1, MPI_INT, r, 0, comm_, &req), "MPI_Isend (abort notice)");
-    sends_.push_back(req);
+  if (sends_) return;
+  const int n = transport_.nranks();
+  sends_ = std::make_unique<Completion[]>(static_cast<size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    Completion& c = sends_[static_cast<size_t>(r)];
+    if (r == transport_.rank() ||
+        transport_.send(r, kAbortNoticeTag, &notice_, sizeof notice_, MemoryType::Host, &c) !=
+            TUTTI_SUCCESS)
+      c.done = true;  // nothing posted: nothing to wait for
   }
 }
 
 std::optional<int> AbortChannel::poll() {
-  if (received_ || receive_ == MPI_REQUEST_NULL) return received_;
-  int done = 0;
-  check_mpi(MPI_Test(&receive_, &done, MPI_STATUS_IGNORE), "MPI_Test (abort channel)");
-  if (done) received_ = from_;
+  if (received_ || !receive_) return received_;
+  if (!receive_->done) transport_.progress();
+  if (receive_->done && receive_->status == TUTTI_SUCCESS) received_ = from_;
   return received_;
 }
 

@@ -18,8 +18,10 @@ constexpr size_t kMaxPiece = size_t{1} << 30;
 MpiTransport::MpiTransport(MPI_Comm comm) {
   check_mpi(MPI_Comm_dup(comm, &coll_comm_), "MPI_Comm_dup");
   check_mpi(MPI_Comm_dup(comm, &p2p_comm_), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_dup(comm, &control_comm_), "MPI_Comm_dup");
   check_mpi(MPI_Comm_set_errhandler(coll_comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check_mpi(MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  check_mpi(MPI_Comm_set_errhandler(control_comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
   check_mpi(MPI_Comm_rank(comm, &rank_), "MPI_Comm_rank");
   check_mpi(MPI_Comm_size(comm, &nranks_), "MPI_Comm_size");
   // MPI_TAG_UB is an attribute of MPI_COMM_WORLD (MPI 4.0, 7.1), valid on
@@ -45,9 +47,15 @@ MpiTransport::~MpiTransport() {
   }
   if (coll_comm_ != MPI_COMM_NULL) MPI_Comm_free(&coll_comm_);
   if (p2p_comm_ != MPI_COMM_NULL) MPI_Comm_free(&p2p_comm_);
+  if (control_comm_ != MPI_COMM_NULL) MPI_Comm_free(&control_comm_);
 }
 
 void MpiTransport::map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const {
+  if (is_control_tag(tag)) {  // its own communicator: user tags fill every MPI tag
+    *comm = control_comm_;
+    *mpi_tag = static_cast<int>(tag & 0x7fffffff);
+    return;
+  }
   if (tag & kTagUserFlag) {
     *comm = p2p_comm_;
     *mpi_tag = static_cast<int>(tag & 0x7fffffff);

@@ -1,6 +1,7 @@
 // Schedules over MPI point-to-point (MPI_Isend/MPI_Irecv) on private
 // duplicates of the user's communicator: one for collective messages, one
-// for user point-to-point messages (so user tags pass through unchanged).
+// for user point-to-point messages (so user tags pass through unchanged),
+// one for tutti's control messages (abort notices).
 #pragma once
 
 #include <mpi.h>
@@ -18,6 +19,7 @@ class MpiTransport : public Transport {
   ~MpiTransport() override;
 
   std::string_view name() const override { return "mpi"; }
+  bool polls_mpi() const override { return true; }
   int rank() const override { return rank_; }
   int nranks() const override { return nranks_; }
   Status send(int peer, Tag tag, const void* buf, size_t bytes, MemoryType mem,
@@ -50,7 +52,7 @@ class MpiTransport : public Transport {
   void free_requests(Pending& p);
   void map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const;
 
-  MPI_Comm coll_comm_ = MPI_COMM_NULL, p2p_comm_ = MPI_COMM_NULL;
+  MPI_Comm coll_comm_ = MPI_COMM_NULL, p2p_comm_ = MPI_COMM_NULL, control_comm_ = MPI_COMM_NULL;
   int rank_ = 0, nranks_ = 1;
   int tag_ub_ = 32767;
   std::vector<Pending*> pending_;

@@ -35,6 +35,12 @@ inline Tag collective_tag(uint32_t seq, uint32_t index) {
 }
 inline Tag user_tag(int tag) { return kTagUserFlag | static_cast<uint32_t>(tag); }
 inline bool is_user_tag(Tag tag) { return (tag & kTagUserFlag) != 0; }
+// tutti's own messages outside every schedule: tags of the user kind (so a
+// receive may take them from any rank) with a bit no user tag sets (user
+// tags fill the low 32 bits). One today: tutti_comm_abort's notice.
+inline constexpr Tag kTagControlFlag = Tag{1} << 38;
+inline constexpr Tag kAbortNoticeTag = kTagUserFlag | kTagControlFlag;
+inline bool is_control_tag(Tag tag) { return is_user_tag(tag) && (tag & kTagControlFlag) != 0; }
 
 // A receive's peer that matches a message from any rank (user point-to-point
 // messages only: collective schedules always name their peers). The
@@ -106,6 +112,9 @@ class Transport {
   virtual void cancel(Completion* c) = 0;
   // Whether this transport can move `mem` memory itself.
   virtual bool supports(MemoryType mem) const { return mem == MemoryType::Host; }
+  // Whether progress() calls into the MPI library (a wait polling it must
+  // not sleep between polls: Comm::Patience).
+  virtual bool polls_mpi() const { return false; }
   // For a timeout's message: a message from `peer` that arrived and no
   // receive has matched ("call #14, message 3, 524288 bytes"), or empty. It
   // tells a message that never came from one the ranks label differently.
@@ -115,6 +124,7 @@ class Transport {
 // "call #14, message 3" or "point-to-point tag 5": what a tag names (the
 // call's number modulo 2^20, as the tag carries it).
 inline std::string describe_tag(Tag tag) {
+  if (tag == kAbortNoticeTag) return "an abort notice";
   if (is_user_tag(tag)) return str("point-to-point tag ", static_cast<int32_t>(tag & 0xffffffffu));
   const uint64_t index = tag & (kMaxMessagesPerPair - 1);
   const uint64_t seq = (tag >> kTagIndexBits) & kTagSeqMask;

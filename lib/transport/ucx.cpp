@@ -37,6 +37,7 @@ constexpr ucp_tag_t kSourceMask = ((ucp_tag_t{1} << kSourceBits) - 1) << kSource
 // otherwise disagree with its sender and leave it waiting.
 constexpr ucp_tag_t kUserAckRequest = ucp_tag_t{1} << 39;
 static_assert(kUserAckRequest < kTagUserFlag, "the flag must sit inside tutti's tag bits");
+static_assert(kUserAckRequest != kTagControlFlag, "control messages carry a bit of their own");
 
 // Every message tells UCX the memory type tutti already knows, so UCX does
 // not look it up itself: its lookup can misclassify device buffers allocated
