@@ -579,12 +579,13 @@ std::shared_ptr<Operation> Comm::launch(const CollArgs& in_args, const Plan& pla
 // A wait whose polls are the MPI library's (MPI_Test: its own operation,
 // another in flight here or on the communicators it progresses, the MPI
 // transport) never sleeps; it yields, as the MPI library's own blocking
-// calls do. Abort notices come over tutti's transport for the same reason. Open MPI 4.1 over TCP
-// stalls for 12-35 s where one thread of a process polls MPI_Test with
-// sleeps of 200 us between polls while another thread waits in a blocking
-// MPI call: tests/cluster/mpi_threads_probe.cpp, an MPI-only program, on 2
-// x 2 emulated nodes (docs/RELIABILITY.md). With yields instead, or without
-// the second thread, it runs clean.
+// calls do, so that its progress keeps pace with the library's.
+//
+// A sleep relies on the kernel's timer to wake the thread. On the 2-vCPU
+// Firecracker machines tutti is tested on, that wake-up sometimes comes a
+// minute late under load (a Python loop of 1 ms sleeps beside the job: up
+// to 56 s; docs/RELIABILITY.md); every rank then waits for the sleeper.
+// TUTTI_SLEEP_AFTER=0 avoids it there.
 class Comm::Patience {
  public:
   // What a wait polls: tutti's transport (UCX, the shared segment) or, in

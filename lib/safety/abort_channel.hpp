@@ -4,12 +4,11 @@
 // idle (an operation that can still complete does not need it), so it costs
 // nothing on the fast path.
 //
-// The notices travel over tutti's transport, not the MPI library, so a wait
-// that sleeps between polls never calls into MPI: Open MPI 4.1 over TCP
-// stalls for seconds where one thread polls MPI_Test between sleeps while
-// another thread blocks in an MPI call (docs/RELIABILITY.md,
-// tests/cluster/mpi_threads_probe.cpp). With the MPI transport the notices
-// do go through MPI; waits over that transport never sleep.
+// The notices travel over tutti's transport, not the MPI library, so that
+// tutti's waits over UCX never call into MPI (which may be busy in the
+// user's other threads, and whose progress a sleeping wait would pace).
+// With the MPI transport the notices do go through MPI; waits over that
+// transport never sleep.
 #pragma once
 
 #include <memory>

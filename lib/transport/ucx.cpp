@@ -18,6 +18,7 @@
 
 #include "base/log.hpp"
 #include "host/memory.hpp"
+#include "transport/message_log.hpp"
 #include "transport/mpi_types.hpp"
 
 namespace tutti {
@@ -78,6 +79,9 @@ Status map_status(ucs_status_t s) {
 }
 
 void complete(Completion* c, ucs_status_t status, size_t bytes, int source = -1) {
+  if (message_log::enabled())
+    message_log::write("DONE c=%p status=%s bytes=%zu source=%d", static_cast<void*>(c),
+                       ucs_status_string(status), bytes, source);
   c->status = map_status(status);
   if (status != UCS_OK) c->error = str("UCX: ", ucs_status_string(status));
   c->bytes = bytes;
@@ -378,6 +382,13 @@ UcxTransport::~UcxTransport() {
   if (context_) ucp_cleanup(context_);
 }
 
+void UcxTransport::log_message(const char* what, int peer, Tag tag, size_t bytes, bool acked,
+                               const Completion* c) const {
+  message_log::write("%s worker=%p c=%p rank=%d peer=%d tag=%s bytes=%zu acked=%d", what,
+                     static_cast<void*>(worker_), static_cast<const void*>(c), rank_, peer,
+                     describe_tag(tag).c_str(), bytes, acked ? 1 : 0);
+}
+
 ucp_ep_h UcxTransport::endpoint(int peer) {
   ucp_ep_h& ep = endpoints_[peer];
   if (ep) return ep;
@@ -555,6 +566,7 @@ Status UcxTransport::send(int peer, Tag tag, const void* buf, size_t bytes, Memo
   ucp_ep_h ep = endpoint(peer);
   if (!ep) return TUTTI_ERR_TRANSPORT;
   const bool acked = needs_ack(peer, bytes, mem);
+  if (message_log::enabled()) log_message("SEND", peer, tag, bytes, acked, c);
   const ucp_tag_t ucx_tag = tag | (static_cast<ucp_tag_t>(rank_) << kSourceShift) |
                             (acked && is_user_tag(tag) ? kUserAckRequest : 0);
   ucp_request_param_t param = message_param(c, ucx_memory_type(buf, mem));
@@ -613,6 +625,8 @@ Status UcxTransport::recv(int peer, Tag tag, void* buf, size_t bytes, MemoryType
   const bool any_source = peer == kAnySource && is_user_tag(tag);
   if (!any_source && (peer < 0 || peer >= nranks_))
     return set_last_error(TUTTI_ERR_INVALID_ARGUMENT, str("no rank ", peer));
+  if (message_log::enabled())
+    log_message("RECV", peer, tag, bytes, !is_user_tag(tag) && needs_ack(peer, bytes, mem), c);
   // Completion always comes through the callback, which reports the length
   // of the message that matched (an immediate completion may not).
   ucp_request_param_t param =
@@ -670,6 +684,9 @@ void UcxTransport::post_due_acks() {
     } else {
       ucp_request_param_t param = message_param(op, UCS_MEMORY_TYPE_HOST);
       param.cb.send = on_ack_sent;
+      if (message_log::enabled())
+        message_log::write("ACK worker=%p c=%p rank=%d peer=%d", static_cast<void*>(worker_),
+                           static_cast<void*>(op->user), rank_, op->peer);
       void* req = ucp_tag_send_nbx(ep, &ack_byte, 0, op->ack_tag, &param);
       if (UCS_PTR_IS_ERR(req)) note(op, UCS_PTR_STATUS(req));
       else if (req != nullptr) ++op->running;
@@ -711,6 +728,8 @@ int UcxTransport::progress_locked() {
 
 void UcxTransport::cancel(Completion* c) {
   const std::unique_lock<std::mutex> guard = hold();
+  if (message_log::enabled())
+    message_log::write("CANCEL worker=%p c=%p", static_cast<void*>(worker_), static_cast<void*>(c));
   if (c->done || !c->handle) return;
   for (const std::unique_ptr<AckedOp>& op : acked_) {
     if (op.get() != c->handle) continue;

@@ -109,6 +109,9 @@ class UcxTransport : public Transport {
     return threaded_ ? std::unique_lock<std::mutex>(mutex_) : std::unique_lock<std::mutex>();
   }
   bool needs_ack(int peer, size_t bytes, MemoryType mem) const;
+  // A line of TUTTI_MESSAGE_LOG: a send or receive posted.
+  void log_message(const char* what, int peer, Tag tag, size_t bytes, bool acked,
+                   const Completion* c) const;
   AckedOp* new_acked_op(int peer, ucp_tag_t ack_tag, Completion* c);
   void post_due_acks();
 

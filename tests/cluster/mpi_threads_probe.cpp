@@ -9,7 +9,13 @@
 //
 // Why it exists: tutti-bench --soak-threads 2 across emulated nodes timed
 // out in tutti calls whose peers were stuck in MPI calls. This program
-// shows the same stalls with no tutti in the process (docs/RELIABILITY.md):
+// shows the same stalls with no tutti in the process. They turned out to
+// be the machine's, not Open MPI's: on the 2-vCPU Firecracker machines a
+// timer sleep under load sometimes wakes a minute late, and a Python loop
+// of 1 ms sleeps run beside this program slept 56 s exactly while its
+// MPI_Allreduce stalled 56 s (docs/RELIABILITY.md,
+// docs/perf/timer-stalls-2026-12-07.txt). Run it beside such a loop to
+// tell the two apart on another machine:
 //   tests/cluster/cluster.sh run 2x2 --timeout 120 -- build/tests/cluster/mpi-threads-probe 2 3000
 //
 // Usage: mpi-threads-probe [THREADS=2] [ITERATIONS=300] [SLEEP_US=200]
