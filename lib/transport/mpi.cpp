@@ -51,13 +51,10 @@ MpiTransport::~MpiTransport() {
 }
 
 void MpiTransport::map_tag(Tag tag, MPI_Comm* comm, int* mpi_tag) const {
-  if (is_control_tag(tag)) {  // its own communicator: user tags fill every MPI tag
-    *comm = control_comm_;
-    *mpi_tag = static_cast<int>(tag & 0x7fffffff);
-    return;
-  }
   if (tag & kTagUserFlag) {
-    *comm = p2p_comm_;
+    // Control messages (abort notices) on a communicator of their own: user
+    // tags fill every MPI tag.
+    *comm = is_control_tag(tag) ? control_comm_ : p2p_comm_;
     *mpi_tag = static_cast<int>(tag & 0x7fffffff);
     return;
   }
